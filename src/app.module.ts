@@ -1,0 +1,60 @@
+import { DynamicModule, MiddlewareConsumer, Module, NestModule, ValidationPipe } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import type { ValidationError } from 'class-validator';
+import type { Writable } from 'node:stream';
+import { ValidationFailedError, type ProblemFieldError } from './common/app-error.js';
+import { bodyParsers } from './common/body-parsers.js';
+import { CommonModule } from './common/common.module.js';
+import { MediaTypeInterceptor } from './common/media-type.js';
+import { ProblemFilter } from './common/problem.filter.js';
+import { AppConfig } from './config/config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
+import { LoggingModule } from './logging/logging.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { SettingsModule } from './settings/settings.module.js';
+
+/** Flattens class-validator's tree into the problem's `errors` array. */
+export function toFieldErrors(errors: ValidationError[], parent = ''): ProblemFieldError[] {
+  return errors.flatMap((error) => {
+    const path = parent ? `${parent}.${error.property}` : error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) => ({ path, message }));
+    return [...own, ...toFieldErrors(error.children ?? [], path)];
+  });
+}
+
+export const validationPipe = new ValidationPipe({
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  transform: true,
+  exceptionFactory: (errors) => new ValidationFailedError(toFieldErrors(errors)),
+});
+
+@Module({})
+export class AppModule implements NestModule {
+  static forRoot(config: AppConfig, logConsole: Writable): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        CommonModule,
+        LoggingModule.forRoot(logConsole),
+        DatabaseModule,
+        MetricsModule,
+        HealthModule,
+        SettingsModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: ProblemFilter },
+        { provide: APP_INTERCEPTOR, useClass: MediaTypeInterceptor },
+        { provide: APP_PIPE, useValue: validationPipe },
+      ],
+    };
+  }
+
+  /** Body parsing runs after the request logger, so refused bodies are logged like any request. */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(...bodyParsers()).forRoutes('*path');
+  }
+}

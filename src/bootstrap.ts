@@ -1,0 +1,39 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
+import type { Writable } from 'node:stream';
+import { AppModule } from './app.module.js';
+import { requestIdMiddleware } from './common/request-id.middleware.js';
+import { StartupState } from './common/startup-state.js';
+import type { AppConfig } from './config/config.js';
+import { HttpMetrics } from './metrics/http-metrics.js';
+
+export interface AppOptions {
+  /** Where JSON log lines go besides the rotated files; stdout unless a test captures them. */
+  logConsole?: Writable;
+}
+
+/** Builds the whole application exactly as production runs it; tests use this too. */
+export async function createApp(
+  config: AppConfig,
+  options: AppOptions = {},
+): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, options.logConsole ?? process.stdout),
+    { bodyParser: false, bufferLogs: true, abortOnError: false },
+  );
+  app.useLogger(app.get(Logger));
+  app.disable('x-powered-by');
+  // Before any Nest middleware: every request gets an id and is counted, whatever happens next.
+  app.use(requestIdMiddleware, app.get(HttpMetrics).middleware);
+  return app;
+}
+
+/** Creates the app and starts its listeners; /health/startup turns 200 once they are all up. */
+export async function startApp(config: AppConfig, options: AppOptions = {}): Promise<NestExpressApplication> {
+  const app = await createApp(config, options);
+  await app.listen(config.port, config.host);
+  app.get(StartupState).markListening('http');
+  return app;
+}

@@ -1,0 +1,80 @@
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { sendProblem } from './problem.js';
+
+/** The largest request body the service reads. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export const JSON_TYPES = ['application/json', 'application/*+json'];
+export const FORM_TYPES = ['application/x-www-form-urlencoded'];
+export const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
+
+interface ParserError {
+  type?: string;
+  status?: number;
+}
+
+/** Runs a body-parser and answers its failures as problems instead of letting them escape. */
+function guarded(parser: RequestHandler): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    void parser(req, res, (err?: unknown) => {
+      if (!err) return next();
+      const e = err as ParserError;
+      if (e.type === 'entity.too.large' || e.type === 'parameters.too.many') {
+        return sendProblem(req, res, {
+          status: 413,
+          code: 'payload_too_large',
+          detail: `The request body exceeds the limit of ${MAX_BODY_BYTES} bytes.`,
+        });
+      }
+      if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
+        return sendProblem(req, res, {
+          status: 415,
+          code: 'unsupported_media_type',
+          detail: 'The request body uses an unsupported content encoding or charset.',
+        });
+      }
+      if (e.type === 'entity.parse.failed') {
+        return sendProblem(req, res, {
+          status: 400,
+          code: 'invalid_json',
+          detail: 'The request body is not valid JSON.',
+        });
+      }
+      return sendProblem(req, res, {
+        status: 400,
+        code: 'bad_request',
+        detail: 'The request body could not be read.',
+      });
+    });
+  };
+}
+
+/** Refuses a declared oversize body before a byte of it is read, whatever its type. */
+function declaredSizeLimit(req: Request, res: Response, next: NextFunction): void {
+  const length = Number(req.headers['content-length'] ?? 0);
+  if (length > MAX_BODY_BYTES) {
+    sendProblem(req, res, {
+      status: 413,
+      code: 'payload_too_large',
+      detail: `The request body exceeds the limit of ${MAX_BODY_BYTES} bytes.`,
+      headers: { Connection: 'close' },
+    });
+    return;
+  }
+  next();
+}
+
+/**
+ * The service's body parsers: JSON, form-encoded (OAuth clients) and YAML as text, all bounded by
+ * MAX_BODY_BYTES. Other media types are left unread; the media-type interceptor refuses them.
+ */
+export function bodyParsers(): RequestHandler[] {
+  return [
+    declaredSizeLimit,
+    guarded(express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES, strict: false })),
+    guarded(
+      express.urlencoded({ limit: MAX_BODY_BYTES, type: FORM_TYPES, extended: false, parameterLimit: 100 }),
+    ),
+    guarded(express.text({ limit: MAX_BODY_BYTES, type: YAML_TYPES })),
+  ];
+}

@@ -1,0 +1,6 @@
+/** The two prefixes every orchestrator route is served under (CONTRACT.md: one route, two paths). */
+export const API_PREFIXES = ['api/v1', 'v1'] as const;
+
+/** Controller paths for an orchestrator resource, e.g. `orchestratorPaths('settings')`. */
+export const orchestratorPaths = (resource = ''): string[] =>
+  API_PREFIXES.map((prefix) => `${prefix}/orchestrator${resource ? `/${resource}` : ''}`);

@@ -1,0 +1,61 @@
+import { Global, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/config.js';
+import { StartupState } from '../common/startup-state.js';
+import { createDataSource, runMigrationsLocked } from './data-source.js';
+import { EmbeddedPostgres } from './embedded-postgres.js';
+
+/**
+ * Owns the database connection for the application's lifetime: starts the embedded database when
+ * no DATABASE_URL is given, migrates under the advisory lock, and closes everything last at shutdown
+ * (after the HTTP server has let requests in flight finish).
+ */
+@Injectable()
+export class DatabaseConnection implements OnApplicationShutdown {
+  private static readonly logger = new Logger('database');
+
+  private constructor(
+    readonly dataSource: DataSource,
+    private readonly embedded: EmbeddedPostgres | undefined,
+  ) {}
+
+  static async open(config: AppConfig, startup: StartupState): Promise<DatabaseConnection> {
+    const embedded = config.databaseUrl
+      ? undefined
+      : await EmbeddedPostgres.start(config.dataDir, config.databasePoolSize + 5);
+    try {
+      const dataSource = createDataSource(config.databaseUrl ?? embedded!.url, config.databasePoolSize);
+      await dataSource.initialize();
+      const ran = await runMigrationsLocked(dataSource);
+      startup.markMigrated();
+      this.logger.log({ migrations_applied: ran, embedded: embedded !== undefined }, 'database ready');
+      return new DatabaseConnection(dataSource, embedded);
+    } catch (err) {
+      await embedded?.stop();
+      throw err;
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+    await this.embedded?.stop();
+  }
+}
+
+@Global()
+@Module({
+  providers: [
+    {
+      provide: DatabaseConnection,
+      inject: [AppConfig, StartupState],
+      useFactory: (config: AppConfig, startup: StartupState) => DatabaseConnection.open(config, startup),
+    },
+    {
+      provide: DataSource,
+      inject: [DatabaseConnection],
+      useFactory: (connection: DatabaseConnection) => connection.dataSource,
+    },
+  ],
+  exports: [DataSource],
+})
+export class DatabaseModule {}

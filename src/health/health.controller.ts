@@ -1,0 +1,52 @@
+import { Controller, Get, HttpStatus, Res, ServiceUnavailableException } from '@nestjs/common';
+import { HealthCheckService, HealthIndicatorService, type HealthCheckResult } from '@nestjs/terminus';
+import type { Response } from 'express';
+import { StartupState } from '../common/startup-state.js';
+import { DatabaseHealth } from './database.health.js';
+
+/** The three probes of part 4; terminus bodies, 503 when failing. No token needed. */
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
+    private readonly database: DatabaseHealth,
+    private readonly startup: StartupState,
+  ) {}
+
+  @Get('live')
+  live(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
+    return this.run(res, []);
+  }
+
+  @Get('ready')
+  ready(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
+    return this.run(res, [() => this.database.check()]);
+  }
+
+  @Get('startup')
+  started(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
+    return this.run(res, [
+      () => {
+        const state = this.startup.status();
+        const session = this.indicators.check('startup');
+        const data = { migrations: state.migrations, listeners: state.listeners };
+        return state.started ? session.up(data) : session.down(data);
+      },
+    ]);
+  }
+
+  private async run(
+    res: Response,
+    checks: Parameters<HealthCheckService['check']>[0],
+  ): Promise<HealthCheckResult> {
+    res.setHeader('Cache-Control', 'no-store');
+    try {
+      return await this.health.check(checks);
+    } catch (err) {
+      if (!(err instanceof ServiceUnavailableException)) throw err;
+      res.status(HttpStatus.SERVICE_UNAVAILABLE);
+      return err.getResponse() as HealthCheckResult;
+    }
+  }
+}

@@ -1,0 +1,27 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { orchestratorPaths } from '../common/paths.js';
+import {
+  OrchestratorHealthService,
+  type OrchestratorHealth,
+  type ServerInfo,
+} from './orchestrator-health.service.js';
+
+@Controller(orchestratorPaths())
+export class OrchestratorController {
+  constructor(private readonly orchestrator: OrchestratorHealthService) {}
+
+  /** 200 while the service can work (healthy or degraded), 503 when unhealthy. */
+  @Get('health')
+  async health(@Res({ passthrough: true }) res: Response): Promise<OrchestratorHealth> {
+    const health = await this.orchestrator.health();
+    res.setHeader('Cache-Control', 'no-store');
+    if (health.status === 'unhealthy') res.status(503);
+    return health;
+  }
+
+  @Get('info')
+  info(): ServerInfo {
+    return this.orchestrator.info();
+  }
+}

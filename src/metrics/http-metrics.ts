@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { NextFunction, Request, Response } from 'express';
+import type { Counter, Histogram } from 'prom-client';
+import { METRIC, UNMATCHED_ROUTE } from './metric-names.js';
+
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** Records every answered request, 404s and body-parser refusals included, with bounded labels. */
+@Injectable()
+export class HttpMetrics {
+  constructor(
+    @InjectMetric(METRIC.apiRequests) private readonly requests: Counter<string>,
+    @InjectMetric(METRIC.apiRequestDuration) private readonly duration: Histogram<string>,
+  ) {}
+
+  /** Express middleware; mounted first so it sees every request. */
+  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    res.once('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const labels = {
+        method: KNOWN_METHODS.has(req.method) ? req.method : 'OTHER',
+        route: routeTemplate(req),
+        status: String(res.statusCode),
+      };
+      this.requests.inc(labels);
+      this.duration.observe(labels, seconds);
+    });
+    next();
+  };
+}
+
+/**
+ * The matched route's template (`/api/v1/orchestrator/stacks/:id`), never the raw path. Nest mounts
+ * middleware (body parsing) and its not-found handler as `<template>{/*splat}` routes: a body refused
+ * before routing keeps its route's template, an unknown path becomes `unmatched`.
+ */
+export function routeTemplate(req: Request): string {
+  const route = req.route as { path?: unknown } | undefined;
+  if (typeof route?.path !== 'string') return UNMATCHED_ROUTE;
+  const template = `${req.baseUrl}${route.path}`.replace(/\{\/\*splat\}$/, '');
+  return template === '' ? UNMATCHED_ROUTE : template;
+}

@@ -1,0 +1,14 @@
+/** The eight metrics of the interface document, part 2. */
+export const METRIC = {
+  apiRequests: 'stack_api_requests_total',
+  apiRequestDuration: 'stack_api_request_duration_seconds',
+  workersConnected: 'stack_workers_connected',
+  workersHealthy: 'stack_workers_healthy',
+  jobs: 'stack_jobs_total',
+  jobDuration: 'stack_jobs_duration_seconds',
+  stacks: 'stack_stacks_total',
+  driftDetected: 'stack_drift_detected_total',
+} as const;
+
+/** Label value for requests no route matched, so unknown paths cannot grow the label set. */
+export const UNMATCHED_ROUTE = 'unmatched';

@@ -1,0 +1,54 @@
+import { Global, Module } from '@nestjs/common';
+import {
+  PrometheusModule,
+  makeCounterProvider,
+  makeGaugeProvider,
+  makeHistogramProvider,
+} from '@willsoto/nestjs-prometheus';
+import { collectDefaultMetrics, register } from 'prom-client';
+import { METRIC } from './metric-names.js';
+import { HttpMetrics } from './http-metrics.js';
+
+// Default process metrics are registered once per process (tests start several apps in one).
+if (register.getSingleMetric('process_cpu_user_seconds_total') === undefined) collectDefaultMetrics();
+
+const providers = [
+  makeCounterProvider({
+    name: METRIC.apiRequests,
+    help: 'API requests answered, by method, route template and HTTP status code.',
+    labelNames: ['method', 'route', 'status'],
+  }),
+  makeHistogramProvider({
+    name: METRIC.apiRequestDuration,
+    help: 'API request latency in seconds, by method, route template and HTTP status code.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  }),
+  makeGaugeProvider({ name: METRIC.workersConnected, help: 'Agents connected to the agent gateway now.' }),
+  makeGaugeProvider({ name: METRIC.workersHealthy, help: 'Workers whose status is healthy now.' }),
+  makeCounterProvider({
+    name: METRIC.jobs,
+    help: 'Jobs that reached a terminal status, by type and status.',
+    labelNames: ['type', 'status'],
+  }),
+  makeHistogramProvider({
+    name: METRIC.jobDuration,
+    help: 'Job execution time in seconds, from start to terminal status, by type and status.',
+    labelNames: ['type', 'status'],
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
+  }),
+  makeGaugeProvider({ name: METRIC.stacks, help: 'Stacks managed now.' }),
+  makeCounterProvider({
+    name: METRIC.driftDetected,
+    help: 'Drift items detected, each counted once when first seen, by kind.',
+    labelNames: ['kind'],
+  }),
+];
+
+@Global()
+@Module({
+  imports: [PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: false } })],
+  providers: [...providers, HttpMetrics],
+  exports: [...providers, HttpMetrics],
+})
+export class MetricsModule {}

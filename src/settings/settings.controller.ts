@@ -1,0 +1,19 @@
+import { Body, Controller, Get, Patch } from '@nestjs/common';
+import { orchestratorPaths } from '../common/paths.js';
+import { UpdateSettingsDto } from './dto/update-settings.dto.js';
+import { SettingsService, type SettingsView } from './settings.service.js';
+
+@Controller(orchestratorPaths('settings'))
+export class SettingsController {
+  constructor(private readonly settings: SettingsService) {}
+
+  @Get()
+  get(): SettingsView {
+    return this.settings.get();
+  }
+
+  @Patch()
+  update(@Body() body: UpdateSettingsDto): Promise<SettingsView> {
+    return this.settings.update(body);
+  }
+}

@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+describe('probes, orchestrator health and info', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { PUBLIC_URL: 'https://orchestrator.example.test', AGENT_PORT: '6263' } });
+  });
+  afterAll(() => t.close());
+
+  it('GET /health/live answers 200 without a token', async () => {
+    const res = await t.http.get('/health/live').expect(200);
+    expect(res.body.status).toBe('ok');
+  });
+
+  it('GET /health/ready pings the database', async () => {
+    const res = await t.http.get('/health/ready').expect(200);
+    expect(res.body.status).toBe('ok');
+    expect(res.body.details.database.status).toBe('up');
+  });
+
+  it('GET /health/startup reports migrations done and the HTTP listener up', async () => {
+    const res = await t.http.get('/health/startup').expect(200);
+    expect(res.body.details.startup).toMatchObject({
+      status: 'up',
+      migrations: true,
+      listeners: { http: true },
+    });
+  });
+
+  it.each(['/api/v1', '/v1'])('GET %s/orchestrator/health has the document shape', async (prefix) => {
+    const res = await t.http.get(`${prefix}/orchestrator/health`).expect(200);
+    expect(Object.keys(res.body).sort()).toEqual(['checks', 'status', 'uptime', 'version']);
+    expect(res.body.version).toBe(pkg.version);
+    expect(res.body.uptime).toMatch(/^\d+h\d+m\d+s$/);
+    expect(res.body.checks.database).toBe('ok');
+    // Until the agent gateway exists these say so instead of pretending to pass.
+    expect(res.body.checks.grpc).toBe('not_configured');
+    expect(res.body.checks.workers).toBe('not_configured');
+    expect(res.body.status).toBe('degraded');
+  });
+
+  it.each(['/api/v1', '/v1'])('GET %s/orchestrator/info describes the instance', async (prefix) => {
+    const res = await t.http.get(`${prefix}/orchestrator/info`).expect(200);
+    expect(res.body).toMatchObject({
+      name: 'stack-orchestrator',
+      version: pkg.version,
+      mode: 'self-hosted',
+      api_versions: ['v1'],
+      agent_endpoint: 'orchestrator.example.test:6263',
+      ca_fingerprint: null,
+    });
+    expect(new Date(res.body.started_at as string).toISOString()).toBe(res.body.started_at);
+    expect(Date.now() - Date.parse(res.body.started_at as string)).toBeLessThan(120_000);
+    expect(res.body.uptime).toMatch(/^\d+h\d+m\d+s$/);
+  });
+});

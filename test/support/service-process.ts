@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { LogRecord } from './log-capture.js';
+
+const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The built service (`dist/main.js`, as `npm start` runs it) in a child process. */
+export class ServiceProcess {
+  readonly stdout: string[] = [];
+  readonly stderr: string[] = [];
+  readonly exited: Promise<number | null>;
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly url: string,
+  ) {
+    let partial = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n');
+      partial = parts.pop() ?? '';
+      this.stdout.push(...parts.filter(Boolean));
+    });
+    child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk.toString('utf8')));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** Starts the service with exactly `env` (plus PATH), on a free port unless PORT is given. */
+  static async start(env: Record<string, string>): Promise<ServiceProcess> {
+    const port = env.PORT && env.PORT !== '0' ? env.PORT : String(await freePort());
+    const child = spawn(process.execPath, [MAIN], {
+      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env, PORT: port },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new ServiceProcess(child, `http://127.0.0.1:${port}`);
+  }
+
+  records(): LogRecord[] {
+    return this.stdout.flatMap((line) => {
+      try {
+        return [JSON.parse(line) as LogRecord];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  /** Waits until /health/startup answers 200, or fails if the process exits first. */
+  async waitStarted(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let exited = false;
+    void this.exited.then(() => (exited = true));
+    while (Date.now() < deadline) {
+      if (exited)
+        throw new Error(
+          `service exited during start-up:\n${this.stdout.join('\n')}\n${this.stderr.join('')}`,
+        );
+      try {
+        const res = await fetch(`${this.url}/health/startup`);
+        if (res.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`service did not start within ${timeoutMs} ms:\n${this.stdout.join('\n')}`);
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    if (this.child.exitCode === null) this.child.kill(signal);
+    return this.exited;
+  }
+}
