@@ -1,12 +1,13 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
+import { Logger, PinoLogger } from 'nestjs-pino';
 import type { Writable } from 'node:stream';
 import { AppModule } from './app.module.js';
 import { requestIdMiddleware } from './common/request-id.middleware.js';
 import { StartupState } from './common/startup-state.js';
 import type { AppConfig } from './config/config.js';
+import { installLivenessResponder } from './health/liveness.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 
 export interface AppOptions {
@@ -25,8 +26,10 @@ export async function createApp(
   );
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
+  const metrics = app.get(HttpMetrics);
   // Before any Nest middleware: every request gets an id and is counted, whatever happens next.
-  app.use(requestIdMiddleware, app.get(HttpMetrics).middleware);
+  app.use(requestIdMiddleware, metrics.middleware);
+  installLivenessResponder(app.getHttpServer(), metrics, () => PinoLogger.root);
   return app;
 }
 

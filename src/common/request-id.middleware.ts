@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 
@@ -5,13 +6,18 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 const ACCEPTED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * Gives every request an id: the caller's `X-Request-Id` when it is a sane token, else a UUID.
+ * Gives a request its id: the caller's `X-Request-Id` when it is a sane token, else a UUID.
  * The id is echoed in the response header, in problem bodies and in every log record of the request.
  */
-export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
+export function assignRequestId(req: IncomingMessage, res: ServerResponse): string {
   const sent = req.headers[REQUEST_ID_HEADER];
   const id = typeof sent === 'string' && ACCEPTED_ID.test(sent) ? sent : randomUUID();
-  (req as Request & { id: string }).id = id;
+  (req as IncomingMessage & { id: string }).id = id;
   res.setHeader('X-Request-Id', id);
+  return id;
+}
+
+export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
+  assignRequestId(req, res);
   next();
 }

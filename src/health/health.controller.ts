@@ -4,7 +4,10 @@ import type { Response } from 'express';
 import { StartupState } from '../common/startup-state.js';
 import { DatabaseHealth } from './database.health.js';
 
-/** The three probes of part 4; terminus bodies, 503 when failing. No token needed. */
+/**
+ * Readiness and startup probes; terminus bodies, 503 when failing. No token needed. Liveness is
+ * answered ahead of the framework by the liveness responder (liveness.ts).
+ */
 @Controller('health')
 export class HealthController {
   constructor(
@@ -13,11 +16,6 @@ export class HealthController {
     private readonly database: DatabaseHealth,
     private readonly startup: StartupState,
   ) {}
-
-  @Get('live')
-  live(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
-    return this.run(res, []);
-  }
 
   @Get('ready')
   ready(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {

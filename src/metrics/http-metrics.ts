@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Counter, Histogram } from 'prom-client';
 import { METRIC, UNMATCHED_ROUTE } from './metric-names.js';
@@ -14,19 +15,25 @@ export class HttpMetrics {
     @InjectMetric(METRIC.apiRequestDuration) private readonly duration: Histogram<string>,
   ) {}
 
-  /** Express middleware; mounted first so it sees every request. */
-  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
+  /** Counts the request when its response finishes; `route` is read then, once routing is done. */
+  track(req: IncomingMessage, res: ServerResponse, route: () => string): void {
     const started = process.hrtime.bigint();
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const method = req.method ?? 'OTHER';
       const labels = {
-        method: KNOWN_METHODS.has(req.method) ? req.method : 'OTHER',
-        route: routeTemplate(req),
+        method: KNOWN_METHODS.has(method) ? method : 'OTHER',
+        route: route(),
         status: String(res.statusCode),
       };
       this.requests.inc(labels);
       this.duration.observe(labels, seconds);
     });
+  }
+
+  /** Express middleware; mounted first so it sees every request that reaches Express. */
+  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
+    this.track(req, res, () => routeTemplate(req));
     next();
   };
 }

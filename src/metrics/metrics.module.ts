@@ -10,7 +10,18 @@ import { METRIC } from './metric-names.js';
 import { HttpMetrics } from './http-metrics.js';
 
 // Default process metrics are registered once per process (tests start several apps in one).
-if (register.getSingleMetric('process_cpu_user_seconds_total') === undefined) collectDefaultMetrics();
+if (register.getSingleMetric('process_cpu_user_seconds_total') === undefined) {
+  collectDefaultMetrics();
+  // prom-client exports these gauges twice, once with a `_total` suffix that promtool rejects for
+  // non-counters; the unsuffixed twins (nodejs_active_handles, ...) carry the same values.
+  for (const name of [
+    'nodejs_active_handles_total',
+    'nodejs_active_requests_total',
+    'nodejs_active_resources_total',
+  ]) {
+    register.removeSingleMetric(name);
+  }
+}
 
 const providers = [
   makeCounterProvider({

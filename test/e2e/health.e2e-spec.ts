@@ -15,7 +15,25 @@ describe('probes, orchestrator health and info', () => {
 
   it('GET /health/live answers 200 without a token', async () => {
     const res = await t.http.get('/health/live').expect(200);
-    expect(res.body.status).toBe('ok');
+    expect(res.body).toEqual({ status: 'ok', info: {}, error: {}, details: {} });
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['cache-control']).toBe('no-store');
+  });
+
+  it('liveness keeps the request id, HEAD and query strings, and is counted', async () => {
+    const res = await t.http.get('/health/live?probe=k8s').set('X-Request-Id', 'probe-7').expect(200);
+    expect(res.headers['x-request-id']).toBe('probe-7');
+    const head = await t.http.head('/health/live').expect(200);
+    expect(head.text ?? '').toBe('');
+    const metrics = (await t.http.get('/metrics')).text;
+    expect(metrics).toMatch(
+      /^stack_api_requests_total\{method="GET",route="\/health\/live",status="200"\} [1-9]/m,
+    );
+    expect(metrics).toMatch(
+      /^stack_api_requests_total\{method="HEAD",route="\/health\/live",status="200"\} 1$/m,
+    );
+    // Other methods on the path go through the framework like any unknown route.
+    await t.http.post('/health/live').expect(404);
   });
 
   it('GET /health/ready pings the database', async () => {

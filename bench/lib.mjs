@@ -1,0 +1,76 @@
+// Shared helpers for the benchmarks: child services, readiness polling, load, tables.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import autocannon from 'autocannon';
+
+export const MAIN = new URL('../dist/main.js', import.meta.url).pathname;
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns a node script with env; resolves when `readyPath` answers 200, with the elapsed ms. */
+export async function spawnUntilReady(script, env, readyPath, timeoutMs = 60_000) {
+  const port = await freePort();
+  const started = process.hrtime.bigint();
+  const child = spawn(process.execPath, [script], {
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`${url}${readyPath}`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${script} not ready within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const readyMs = Number(process.hrtime.bigint() - started) / 1e6;
+  const stop = () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve(child.exitCode);
+      child.once('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
+    });
+  return { url, readyMs, stop, child };
+}
+
+export function load(url, { connections = 50, duration = 10, pipelining = 1 } = {}) {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, connections, duration, pipelining }, (err, result) =>
+      err ? reject(err) : resolve(result),
+    );
+  });
+}
+
+export const median = (values) => {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+export function table(title, headers, rows) {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
+  return [
+    `### ${title}`,
+    '',
+    line(headers),
+    `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`,
+    ...rows.map(line),
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,15 @@
+// `npm run bench`: every benchmark, each printing a markdown table. Record results in docs/benchmarks.md.
+import { cpus, totalmem } from 'node:os';
+import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
+
+const only = process.argv[2];
+const benches = { startup: startupBench, live: liveThroughputBench };
+
+console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);
+console.log(
+  `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB\n`,
+);
+for (const [name, bench] of Object.entries(benches)) {
+  if (only && only !== name) continue;
+  console.log(await bench());
+}

@@ -1,0 +1,92 @@
+// Start-up to ready (PostgreSQL, fresh embedded, reopened embedded) and /health/live throughput
+// against a bare node:http server measured in the same run with the same load tool.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { MAIN, load, median, spawnUntilReady, table } from './lib.mjs';
+
+const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 10);
+
+async function admin(sql) {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function startupOnce(env) {
+  const svc = await spawnUntilReady(MAIN, env, '/health/ready');
+  const code = await svc.stop();
+  if (code !== 0) throw new Error(`service exited ${code} on SIGTERM`);
+  return svc.readyMs;
+}
+
+export async function startupBench() {
+  const results = { pgFresh: [], pgMigrated: [], embeddedFresh: [], embeddedReopen: [] };
+  for (let i = 0; i < RUNS; i++) {
+    const name = `bench_${Date.now().toString(36)}_${i}`;
+    await admin(`CREATE DATABASE ${name}`);
+    const url = new URL(ADMIN_URL);
+    url.pathname = `/${name}`;
+    const dataDir = mkdtempSync(join(tmpdir(), 'so-bench-'));
+    try {
+      results.pgFresh.push(await startupOnce({ DATABASE_URL: url.toString(), DATA_DIR: dataDir }));
+      results.pgMigrated.push(await startupOnce({ DATABASE_URL: url.toString(), DATA_DIR: dataDir }));
+      const embeddedDir = mkdtempSync(join(tmpdir(), 'so-bench-emb-'));
+      results.embeddedFresh.push(await startupOnce({ DATA_DIR: embeddedDir }));
+      results.embeddedReopen.push(await startupOnce({ DATA_DIR: embeddedDir }));
+      rmSync(embeddedDir, { recursive: true, force: true });
+    } finally {
+      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  const row = (label, values, aim) => [
+    label,
+    median(values).toFixed(0),
+    Math.min(...values).toFixed(0),
+    Math.max(...values).toFixed(0),
+    aim,
+  ];
+  return table(
+    `Start-up to ready (spawn until /health/ready answers 200; ${RUNS} runs)`,
+    ['database', 'median ms', 'min ms', 'max ms', 'aim'],
+    [
+      row('PostgreSQL, empty database (migrations run)', results.pgFresh, '-'),
+      row('PostgreSQL, migrated database', results.pgMigrated, '≤ 2000'),
+      row('embedded, fresh data directory', results.embeddedFresh, '-'),
+      row('embedded, reopened', results.embeddedReopen, '≤ 3500'),
+    ],
+  );
+}
+
+export async function liveThroughputBench() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'so-bench-live-'));
+  const rows = [];
+  const measured = {};
+  for (const [label, script, env] of [
+    ['bare node:http', new URL('./bare-http.mjs', import.meta.url).pathname, {}],
+    ['stack-orchestrator', MAIN, { DATA_DIR: dataDir }],
+  ]) {
+    const svc = await spawnUntilReady(script, env, '/health/live');
+    await load(`${svc.url}/health/live`, { duration: 2 }); // warm-up
+    const r = await load(`${svc.url}/health/live`, { duration: LOAD_SECONDS });
+    await svc.stop();
+    measured[label] = r.requests.average;
+    rows.push([label, r.requests.average.toFixed(0), r.latency.p50, r.latency.p99, r.non2xx + r.errors]);
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+  const ratio = measured['stack-orchestrator'] / measured['bare node:http'];
+  rows.push(['ratio (service / bare)', `${(ratio * 100).toFixed(0)} %`, '', '', 'aim ≥ 50 %']);
+  return table(
+    `GET /health/live, autocannon 50 connections, ${LOAD_SECONDS} s after a 2 s warm-up`,
+    ['server', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors'],
+    rows,
+  );
+}

@@ -1,0 +1,55 @@
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { assignRequestId } from '../common/request-id.middleware.js';
+import type { HttpMetrics } from '../metrics/http-metrics.js';
+
+export const LIVENESS_PATH = '/health/live';
+/** The same body terminus gives for a check with no indicators. */
+const BODY = Buffer.from(JSON.stringify({ status: 'ok', info: {}, error: {}, details: {} }));
+
+/**
+ * Liveness means "the process runs and its event loop turns", so it is answered by the HTTP server
+ * itself, ahead of the framework pipeline: a probe then costs what a bare node:http response costs
+ * (docs/benchmarks.md), and nothing the pipeline depends on can make a live process look dead.
+ * It still gets a request id, is counted in the request metrics and is logged at debug level.
+ */
+export function installLivenessResponder(server: Server, metrics: HttpMetrics, logger: () => Logger): void {
+  const [framework] = server.listeners('request') as RequestListener[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if ((req.method === 'GET' || req.method === 'HEAD') && pathOf(req.url) === LIVENESS_PATH) {
+      respond(req, res, metrics, logger());
+    } else {
+      framework(req, res);
+    }
+  });
+}
+
+function pathOf(url: string | undefined): string {
+  const q = url?.indexOf('?') ?? -1;
+  return q === -1 ? (url ?? '') : url!.slice(0, q);
+}
+
+function respond(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics, logger: Logger): void {
+  const started = performance.now();
+  const requestId = assignRequestId(req, res);
+  metrics.track(req, res, () => LIVENESS_PATH);
+  res.writeHead(200, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': BODY.length,
+    'Cache-Control': 'no-store',
+  });
+  res.end(req.method === 'HEAD' ? undefined : BODY);
+  if (logger.isLevelEnabled('debug')) {
+    logger.debug(
+      {
+        request_id: requestId,
+        component: 'http',
+        req: { method: req.method, path: LIVENESS_PATH, remote_address: req.socket.remoteAddress },
+        res: { status_code: 200 },
+        duration_ms: Math.round(performance.now() - started),
+      },
+      `${req.method} ${LIVENESS_PATH} 200`,
+    );
+  }
+}
