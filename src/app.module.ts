@@ -3,7 +3,7 @@ import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import type { ValidationError } from 'class-validator';
 import type { Writable } from 'node:stream';
 import { ValidationFailedError, type ProblemFieldError } from './common/app-error.js';
-import { bodyParsers } from './common/body-parsers.js';
+import { bodyParser } from './common/body-parsers.js';
 import { CommonModule } from './common/common.module.js';
 import { MediaTypeInterceptor } from './common/media-type.js';
 import { ProblemFilter } from './common/problem.filter.js';
@@ -55,6 +55,6 @@ export class AppModule implements NestModule {
 
   /** Body parsing runs after the request logger, so refused bodies are logged like any request. */
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(...bodyParsers()).forRoutes('*path');
+    consumer.apply(bodyParser()).forRoutes('*path');
   }
 }

@@ -49,32 +49,30 @@ function guarded(parser: RequestHandler): RequestHandler {
   };
 }
 
-/** Refuses a declared oversize body before a byte of it is read, whatever its type. */
-function declaredSizeLimit(req: Request, res: Response, next: NextFunction): void {
-  const length = Number(req.headers['content-length'] ?? 0);
-  if (length > MAX_BODY_BYTES) {
-    sendProblem(req, res, {
-      status: 413,
-      code: 'payload_too_large',
-      detail: `The request body exceeds the limit of ${MAX_BODY_BYTES} bytes.`,
-      headers: { Connection: 'close' },
-    });
-    return;
-  }
-  next();
-}
-
 /**
- * The service's body parsers: JSON, form-encoded (OAuth clients) and YAML as text, all bounded by
- * MAX_BODY_BYTES. Other media types are left unread; the media-type interceptor refuses them.
+ * The service's body parsing as one middleware: JSON, form-encoded (OAuth clients) and YAML as text,
+ * all bounded by MAX_BODY_BYTES. A request without a body costs one header check; a declared
+ * oversize body is refused before a byte is read. Other media types are left unread; the media-type
+ * interceptor refuses them.
  */
-export function bodyParsers(): RequestHandler[] {
-  return [
-    declaredSizeLimit,
-    guarded(express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES, strict: false })),
-    guarded(
-      express.urlencoded({ limit: MAX_BODY_BYTES, type: FORM_TYPES, extended: false, parameterLimit: 100 }),
-    ),
-    guarded(express.text({ limit: MAX_BODY_BYTES, type: YAML_TYPES })),
-  ];
+export function bodyParser(): RequestHandler {
+  const json = guarded(express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES, strict: false }));
+  const form = guarded(
+    express.urlencoded({ limit: MAX_BODY_BYTES, type: FORM_TYPES, extended: false, parameterLimit: 100 }),
+  );
+  const yaml = guarded(express.text({ limit: MAX_BODY_BYTES, type: YAML_TYPES }));
+  return (req: Request, res: Response, next: NextFunction) => {
+    const declared = req.headers['content-length'];
+    if (declared === undefined && req.headers['transfer-encoding'] === undefined) return next();
+    if (Number(declared ?? 0) > MAX_BODY_BYTES) {
+      return sendProblem(req, res, {
+        status: 413,
+        code: 'payload_too_large',
+        detail: `The request body exceeds the limit of ${MAX_BODY_BYTES} bytes.`,
+        headers: { Connection: 'close' },
+      });
+    }
+    // Each parser only reads bodies of its own media types and passes the rest on.
+    json(req, res, () => form(req, res, () => yaml(req, res, next)));
+  };
 }
