@@ -7,6 +7,8 @@ import { bodyParser } from './common/body-parsers.js';
 import { CommonModule } from './common/common.module.js';
 import { MediaTypeInterceptor } from './common/media-type.js';
 import { ProblemFilter } from './common/problem.filter.js';
+import { AuditModule } from './audit/audit.module.js';
+import { AuthModule } from './auth/auth.module.js';
 import { AppConfig } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -42,6 +44,8 @@ export class AppModule implements NestModule {
         LoggingModule.forRoot(logConsole),
         DatabaseModule,
         MetricsModule,
+        AuditModule,
+        AuthModule,
         HealthModule,
         SettingsModule,
       ],

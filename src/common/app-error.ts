@@ -13,6 +13,9 @@ export interface ProblemFieldError {
  * codes to gRPC status codes.
  */
 export class AppError extends Error {
+  /** Set on errors of the OAuth token endpoint, which answers RFC 6749 bodies instead of problems. */
+  oauthError?: string;
+
   constructor(
     readonly status: number,
     readonly code: string,

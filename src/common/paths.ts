@@ -1,6 +1,9 @@
 /** The two prefixes every orchestrator route is served under (CONTRACT.md: one route, two paths). */
 export const API_PREFIXES = ['api/v1', 'v1'] as const;
 
+/** Controller paths for a resource under both prefixes, e.g. `apiPaths('auth')`. */
+export const apiPaths = (resource: string): string[] => API_PREFIXES.map((prefix) => `${prefix}/${resource}`);
+
 /** Controller paths for an orchestrator resource, e.g. `orchestratorPaths('settings')`. */
 export const orchestratorPaths = (resource = ''): string[] =>
-  API_PREFIXES.map((prefix) => `${prefix}/orchestrator${resource ? `/${resource}` : ''}`);
+  apiPaths(resource ? `orchestrator/${resource}` : 'orchestrator');

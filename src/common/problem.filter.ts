@@ -37,6 +37,7 @@ export class ProblemFilter implements ExceptionFilter {
   private toProblem(exception: unknown, req: Request): ProblemInput {
     if (exception instanceof AppError) {
       return {
+        oauthError: exception.oauthError,
         status: exception.status,
         code: exception.code,
         title: exception.title,

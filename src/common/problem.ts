@@ -17,6 +17,8 @@ export interface Problem {
 }
 
 export interface ProblemInput {
+  /** RFC 6749 error code, for errors of the token endpoint. */
+  oauthError?: string;
   status: number;
   code: string;
   title?: string;
@@ -47,7 +49,21 @@ export function buildProblem(req: Request, input: ProblemInput): Problem {
   return problem;
 }
 
-/** Writes a problem response; used by the global filter and by middleware that runs before routing. */
+/** The one route that answers RFC 6749 error bodies instead of problems (CONTRACT.md). */
+export const OAUTH_TOKEN_PATH = '/oauth/token';
+
+/** RFC 6749 section 5.2 code for an error that is not already one. */
+function oauthErrorFor(status: number): string {
+  if (status === 401) return 'invalid_client';
+  if (status === 429 || status === 503) return 'temporarily_unavailable';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request';
+}
+
+/**
+ * Writes an error response; used by the global filter and by middleware that runs before routing.
+ * Problems everywhere, except the token endpoint, which speaks RFC 6749.
+ */
 export function sendProblem(req: Request, res: Response, input: ProblemInput): void {
   if (res.headersSent) {
     res.end();
@@ -55,7 +71,18 @@ export function sendProblem(req: Request, res: Response, input: ProblemInput): v
   }
   for (const [name, value] of Object.entries(input.headers ?? {})) res.setHeader(name, value);
   res.status(input.status);
-  res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
   res.setHeader('Cache-Control', 'no-store');
+  if (req.path === OAUTH_TOKEN_PATH) {
+    res.setHeader('Pragma', 'no-cache');
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.send(
+      JSON.stringify({
+        error: input.oauthError ?? oauthErrorFor(input.status),
+        error_description: input.detail,
+      }),
+    );
+    return;
+  }
+  res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
   res.send(JSON.stringify(buildProblem(req, input)));
 }

@@ -80,7 +80,12 @@ describe('AppConfig', () => {
     expect(problemsOf({ BOOTSTRAP_CLIENT_ID: 'admin' })[0]).toMatch(
       /BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET/,
     );
-    expect(problemsOf({ BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 's3cret-value' })).toEqual([]);
+    expect(
+      problemsOf({ BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 's3cret-value-long-enough' }),
+    ).toEqual([]);
+    expect(problemsOf({ BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'short' })[0]).toMatch(
+      /at least 16/,
+    );
   });
 
   it('sanitizes sensitive values', () => {
@@ -92,9 +97,9 @@ describe('AppConfig', () => {
     const view = config.sanitized();
     expect(view.DATABASE_URL).toBe('[REDACTED]');
     expect(view.BOOTSTRAP_CLIENT_SECRET).toBe('[REDACTED]');
-    expect(view.BOOTSTRAP_CLIENT_ID).toBe('a');
+    expect(view.BOOTSTRAP_CLIENT_ID).toBe('abc');
     expect(view.PORT).toBe('5260');
-    expect(JSON.stringify(view)).not.toMatch(/pw@|"b"/);
+    expect(JSON.stringify(view)).not.toMatch(/pw@|bbbb/);
   });
 });
 

@@ -128,6 +128,50 @@ export const VARIABLES = {
     description: 'Time requests in flight get to finish after SIGTERM',
     parse: duration(0, 300_000),
   },
+  ENCRYPTION_KEY: {
+    sensitive: true,
+    description:
+      'Key that encrypts private keys at rest (at least 32 characters); unset: generated in DATA_DIR/secrets/master.key',
+    parse: (v: string) => {
+      if (v.length < 32) throw new Error('must be at least 32 characters');
+      return v;
+    },
+  },
+  ACCESS_TOKEN_TTL: {
+    default: '15m',
+    description: 'Lifetime of access tokens',
+    parse: duration(10_000, 86_400_000),
+  },
+  REFRESH_TOKEN_TTL: {
+    default: '30d',
+    description: 'Lifetime of refresh tokens',
+    parse: duration(60_000, 365 * 86_400_000),
+  },
+  TOKEN_AUDIENCE: {
+    default: 'stack-orchestrator',
+    description: 'The `aud` of issued access tokens',
+    parse: text,
+  },
+  RATE_LIMIT_REQUESTS: {
+    default: '1200',
+    description: 'Requests one client may make per RATE_LIMIT_WINDOW (0 turns the limit off)',
+    parse: positiveInt(0, 10_000_000),
+  },
+  RATE_LIMIT_WINDOW: {
+    default: '1m',
+    description: 'Window of the per-client request limit',
+    parse: duration(1000, 3_600_000),
+  },
+  AUTH_FAILURE_LIMIT: {
+    default: '10',
+    description: 'Failed client authentications per client id or address per AUTH_FAILURE_WINDOW before 429',
+    parse: positiveInt(1, 100_000),
+  },
+  AUTH_FAILURE_WINDOW: {
+    default: '5m',
+    description: 'Window of the failed-authentication limit',
+    parse: duration(1000, 86_400_000),
+  },
   SETTINGS_REFRESH_INTERVAL: {
     default: '5s',
     description: 'How often a replica re-reads runtime settings changed by another replica',
@@ -155,6 +199,14 @@ export class AppConfig {
   readonly readinessTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   readonly settingsRefreshIntervalMs: number;
+  readonly encryptionKey: string | undefined;
+  readonly accessTokenTtlMs: number;
+  readonly refreshTokenTtlMs: number;
+  readonly tokenAudience: string;
+  readonly rateLimitRequests: number;
+  readonly rateLimitWindowMs: number;
+  readonly authFailureLimit: number;
+  readonly authFailureWindowMs: number;
 
   /** The raw values as read, by variable name, for the sanitized view. */
   private readonly raw: Partial<Record<VariableName, string>>;
@@ -192,8 +244,22 @@ export class AppConfig {
     this.readinessTimeoutMs = read('READINESS_TIMEOUT') ?? 0;
     this.shutdownTimeoutMs = read('SHUTDOWN_TIMEOUT') ?? 0;
     this.settingsRefreshIntervalMs = read('SETTINGS_REFRESH_INTERVAL') ?? 0;
+    this.encryptionKey = read('ENCRYPTION_KEY');
+    this.accessTokenTtlMs = read('ACCESS_TOKEN_TTL') ?? 0;
+    this.refreshTokenTtlMs = read('REFRESH_TOKEN_TTL') ?? 0;
+    this.tokenAudience = read('TOKEN_AUDIENCE') ?? '';
+    this.rateLimitRequests = read('RATE_LIMIT_REQUESTS') ?? 0;
+    this.rateLimitWindowMs = read('RATE_LIMIT_WINDOW') ?? 0;
+    this.authFailureLimit = read('AUTH_FAILURE_LIMIT') ?? 0;
+    this.authFailureWindowMs = read('AUTH_FAILURE_WINDOW') ?? 0;
     if ((this.bootstrapClientId === undefined) !== (this.bootstrapClientSecret === undefined)) {
       problems.push('BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET must be set together');
+    }
+    if (this.bootstrapClientSecret !== undefined && this.bootstrapClientSecret.length < 16) {
+      problems.push('BOOTSTRAP_CLIENT_SECRET must be at least 16 characters');
+    }
+    if (this.bootstrapClientId !== undefined && !/^[A-Za-z0-9._-]{3,64}$/.test(this.bootstrapClientId)) {
+      problems.push('BOOTSTRAP_CLIENT_ID must be 3-64 characters of letters, digits, ".", "_" and "-"');
     }
     if (problems.length > 0) throw new ConfigError(problems);
     this.raw = raw;

@@ -1,4 +1,8 @@
+import { AuditEventEntity } from '../audit/entities/audit-event.entity.js';
+import { ClientEntity } from '../auth/entities/client.entity.js';
+import { RefreshTokenEntity } from '../auth/entities/refresh-token.entity.js';
+import { SigningKeyEntity } from '../auth/entities/signing-key.entity.js';
 import { SettingEntity } from '../settings/entities/setting.entity.js';
 
 /** Every entity of the service; features add theirs here. */
-export const ENTITIES = [SettingEntity];
+export const ENTITIES = [SettingEntity, ClientEntity, RefreshTokenEntity, SigningKeyEntity, AuditEventEntity];

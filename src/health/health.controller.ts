@@ -1,6 +1,7 @@
 import { Controller, Get, HttpStatus, Res, ServiceUnavailableException } from '@nestjs/common';
 import { HealthCheckService, HealthIndicatorService, type HealthCheckResult } from '@nestjs/terminus';
 import type { Response } from 'express';
+import { Public } from '../auth/auth.decorators.js';
 import { StartupState } from '../common/startup-state.js';
 import { DatabaseHealth } from './database.health.js';
 
@@ -9,6 +10,7 @@ import { DatabaseHealth } from './database.health.js';
  * answered ahead of the framework by the liveness responder (liveness.ts).
  */
 @Controller('health')
+@Public()
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,

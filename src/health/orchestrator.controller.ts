@@ -1,5 +1,6 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import type { Response } from 'express';
+import { Public, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import {
   OrchestratorHealthService,
@@ -13,6 +14,7 @@ export class OrchestratorController {
 
   /** 200 while the service can work (healthy or degraded), 503 when unhealthy. */
   @Get('health')
+  @Public()
   async health(@Res({ passthrough: true }) res: Response): Promise<OrchestratorHealth> {
     const health = await this.orchestrator.health();
     res.setHeader('Cache-Control', 'no-store');
@@ -21,6 +23,7 @@ export class OrchestratorController {
   }
 
   @Get('info')
+  @RequireScopes('orchestrator:read')
   info(): ServerInfo {
     return this.orchestrator.info();
   }

@@ -8,6 +8,7 @@ import {
 import { collectDefaultMetrics, register } from 'prom-client';
 import { METRIC } from './metric-names.js';
 import { HttpMetrics } from './http-metrics.js';
+import { MetricsController } from './metrics.controller.js';
 
 // Default process metrics are registered once per process (tests start several apps in one).
 if (register.getSingleMetric('process_cpu_user_seconds_total') === undefined) {
@@ -58,7 +59,13 @@ const providers = [
 
 @Global()
 @Module({
-  imports: [PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: false } })],
+  imports: [
+    PrometheusModule.register({
+      path: '/metrics',
+      controller: MetricsController,
+      defaultMetrics: { enabled: false },
+    }),
+  ],
   providers: [...providers, HttpMetrics],
   exports: [...providers, HttpMetrics],
 })

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Patch } from '@nestjs/common';
+import { RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import { UpdateSettingsDto } from './dto/update-settings.dto.js';
 import { SettingsService, type SettingsView } from './settings.service.js';
@@ -8,11 +9,13 @@ export class SettingsController {
   constructor(private readonly settings: SettingsService) {}
 
   @Get()
+  @RequireScopes('orchestrator:read')
   get(): SettingsView {
     return this.settings.get();
   }
 
   @Patch()
+  @RequireScopes('admin')
   update(@Body() body: UpdateSettingsDto): Promise<SettingsView> {
     return this.settings.update(body);
   }

@@ -1,4 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service.js';
+import { assertOperator } from '../auth/operator.js';
 import { AppConfig, type LogLevel } from '../config/config.js';
 import { LogLevelService } from '../logging/log-level.service.js';
 import type { UpdateSettingsDto } from './dto/update-settings.dto.js';
@@ -27,6 +29,7 @@ export class SettingsService implements OnApplicationBootstrap, OnModuleDestroy 
     private readonly repository: SettingsRepository,
     private readonly logLevel: LogLevelService,
     private readonly config: AppConfig,
+    private readonly audit: AuditService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -46,11 +49,17 @@ export class SettingsService implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   async update(change: UpdateSettingsDto): Promise<SettingsView> {
+    assertOperator();
     if (change.log_level === undefined) throw noSettingsGiven();
     const previous = this.logLevel.current;
     const stored = await this.repository.put(LOG_LEVEL_KEY, change.log_level);
     this.apply(stored.value, stored.updatedAt);
     this.logger.log({ setting: LOG_LEVEL_KEY, from: previous, to: stored.value }, 'log level changed');
+    await this.audit.record({
+      action: 'settings.changed',
+      target: LOG_LEVEL_KEY,
+      details: { from: previous, to: stored.value },
+    });
     return this.get();
   }
 

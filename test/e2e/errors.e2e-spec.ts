@@ -27,11 +27,12 @@ function sendChunked(
   url: string,
   path: string,
   size: number,
+  authorization: string,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       `${url}${path}`,
-      { method: 'PATCH', headers: { 'content-type': 'application/json' } },
+      { method: 'PATCH', headers: { 'content-type': 'application/json', authorization } },
       (res) => {
         let data = '';
         res.on('data', (c: Buffer) => (data += c.toString()));
@@ -82,7 +83,10 @@ describe('errors are RFC 9457 problems', () => {
       .set('Content-Type', 'application/json')
       .send('{"log_level": "debu');
     expectProblem(res, 400, 'invalid_json');
-    expect((await t.http.get('/api/v1/orchestrator/settings')).body.log_level).toBe('info');
+    expect(
+      (await t.http.get('/api/v1/orchestrator/settings').set('Authorization', await t.adminAuth())).body
+        .log_level,
+    ).toBe('info');
   });
 
   it('body over 1 MiB with Content-Length: 413 payload_too_large', async () => {
@@ -92,11 +96,19 @@ describe('errors are RFC 9457 problems', () => {
       .set('Content-Type', 'application/json')
       .send(big);
     expectProblem(res, 413, 'payload_too_large');
-    expect((await t.http.get('/api/v1/orchestrator/settings')).body.log_level).toBe('info');
+    expect(
+      (await t.http.get('/api/v1/orchestrator/settings').set('Authorization', await t.adminAuth())).body
+        .log_level,
+    ).toBe('info');
   });
 
   it('body over 1 MiB sent chunked: 413 payload_too_large', async () => {
-    const res = await sendChunked(t.url, '/api/v1/orchestrator/settings', 2 * 1024 * 1024);
+    const res = await sendChunked(
+      t.url,
+      '/api/v1/orchestrator/settings',
+      2 * 1024 * 1024,
+      await t.adminAuth(),
+    );
     expect(res.status).toBe(413);
     expect(res.body.code).toBe('payload_too_large');
   });
@@ -104,21 +116,27 @@ describe('errors are RFC 9457 problems', () => {
   it('wrong media type: 415 unsupported_media_type', async () => {
     const res = await t.http
       .patch('/api/v1/orchestrator/settings')
+      .set('Authorization', await t.adminAuth())
       .set('Content-Type', 'text/plain')
       .send('log_level=debug');
     expectProblem(res, 415, 'unsupported_media_type');
     const none = await t.http
       .patch('/v1/orchestrator/settings')
+      .set('Authorization', await t.adminAuth())
       .set('Content-Type', '')
       .send(Buffer.from('{"log_level":"debug"}'));
     expectProblem(none, 415, 'unsupported_media_type');
-    expect((await t.http.get('/api/v1/orchestrator/settings')).body.log_level).toBe('info');
+    expect(
+      (await t.http.get('/api/v1/orchestrator/settings').set('Authorization', await t.adminAuth())).body
+        .log_level,
+    ).toBe('info');
   });
 
   it('JSON that is not an object is a 422, never a 5xx', async () => {
     for (const body of ['[]', '"debug"', '42', 'null']) {
       const res = await t.http
         .patch('/api/v1/orchestrator/settings')
+        .set('Authorization', await t.adminAuth())
         .set('Content-Type', 'application/json')
         .send(body);
       expect(res.status, body).toBeGreaterThanOrEqual(400);

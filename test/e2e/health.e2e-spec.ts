@@ -64,7 +64,10 @@ describe('probes, orchestrator health and info', () => {
   });
 
   it.each(['/api/v1', '/v1'])('GET %s/orchestrator/info describes the instance', async (prefix) => {
-    const res = await t.http.get(`${prefix}/orchestrator/info`).expect(200);
+    const res = await t.http
+      .get(`${prefix}/orchestrator/info`)
+      .set('Authorization', await t.adminAuth())
+      .expect(200);
     expect(res.body).toMatchObject({
       name: 'stack-orchestrator',
       version: pkg.version,

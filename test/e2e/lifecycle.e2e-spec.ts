@@ -42,7 +42,7 @@ describe('the service process', () => {
     await first.waitStarted();
     const patch = await fetch(`${first.url}/api/v1/orchestrator/settings`, {
       method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: await first.adminAuth() },
       body: JSON.stringify({ log_level: 'debug' }),
     });
     expect(patch.status).toBe(200);
@@ -51,7 +51,11 @@ describe('the service process', () => {
 
     const second = await start(env);
     await second.waitStarted();
-    const settings = (await (await fetch(`${second.url}/api/v1/orchestrator/settings`)).json()) as {
+    const settings = (await (
+      await fetch(`${second.url}/api/v1/orchestrator/settings`, {
+        headers: { authorization: await second.adminAuth() },
+      })
+    ).json()) as {
       log_level: string;
     };
     expect(settings.log_level).toBe('debug');
@@ -68,6 +72,7 @@ describe('the service process', () => {
     const { port } = new URL(service.url);
 
     // A request whose body is still arriving when the signal comes.
+    const authorization = await service.adminAuth();
     const body = JSON.stringify({ log_level: 'warn' });
     const socket = connect(Number(port), '127.0.0.1');
     await new Promise((resolve) => socket.once('connect', resolve));
@@ -75,7 +80,7 @@ describe('the service process', () => {
     socket.on('data', (chunk: Buffer) => (response += chunk.toString()));
     const closed = new Promise((resolve) => socket.once('close', resolve));
     socket.write(
-      `PATCH /api/v1/orchestrator/settings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      `PATCH /api/v1/orchestrator/settings HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
     );
     await new Promise((resolve) => setTimeout(resolve, 200));
     service.child.kill('SIGTERM');

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.js';
+import { ADMIN, startTestApp, type TestApp } from '../support/app.js';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const SECRETS = [
@@ -18,7 +18,10 @@ describe('structured logs', () => {
   afterAll(() => t.close());
 
   it('writes one JSON object per line with time, level, msg and component', async () => {
-    await t.http.get('/api/v1/orchestrator/info').expect(200);
+    await t.http
+      .get('/api/v1/orchestrator/info')
+      .set('Authorization', await t.adminAuth())
+      .expect(200);
     const records = t.logs.records();
     expect(records.length).toBeGreaterThan(5);
     for (const r of records) {
@@ -44,6 +47,7 @@ describe('structured logs', () => {
   it('logs made while handling a request carry its id too', async () => {
     await t.http
       .patch('/api/v1/orchestrator/settings')
+      .set('Authorization', await t.adminAuth())
       .set('X-Request-Id', 'change-1')
       .send({ log_level: 'info' })
       .expect(200);
@@ -51,22 +55,37 @@ describe('structured logs', () => {
     expect(change).toMatchObject({ component: 'settings', request_id: 'change-1' });
   });
 
-  it('never writes authorization headers, cookies or secrets', async () => {
+  it('never writes authorization headers, cookies, secrets or tokens', async () => {
+    const pair = await t.token();
+    await t.http
+      .get('/api/v1/orchestrator/info')
+      .set('Authorization', `Bearer ${pair.access_token}`)
+      .expect(200);
+    await t.http
+      .post('/oauth/token')
+      .send({ grant_type: 'refresh_token', refresh_token: pair.refresh_token })
+      .expect(200);
     await t.http
       .patch('/api/v1/orchestrator/settings?token=query-secret')
       .set('Authorization', SECRETS[0])
       .set('Cookie', SECRETS[1])
       .send({ log_level: 'loud', client_secret: SECRETS[2] })
-      .expect(422);
+      .expect(401);
     await t.http.get('/nope').set('Authorization', SECRETS[0]).expect(404);
     const text = t.logs.text();
-    for (const secret of [...SECRETS, 'very-secret-token', 'cookie-secret-value', 'query-secret']) {
+    const secrets = [...SECRETS, 'very-secret-token', 'cookie-secret-value', 'query-secret'];
+    secrets.push(pair.access_token, pair.refresh_token, pair.access_token.split('.')[2], ADMIN.secret);
+    for (const secret of secrets) {
       expect(text).not.toContain(secret);
     }
   });
 
   it('keeps the same records on disk under DATA_DIR/logs for the debug bundle', async () => {
-    await t.http.get('/api/v1/orchestrator/info').set('X-Request-Id', 'on-disk-1').expect(200);
+    await t.http
+      .get('/api/v1/orchestrator/info')
+      .set('Authorization', await t.adminAuth())
+      .set('X-Request-Id', 'on-disk-1')
+      .expect(200);
     const dir = join(t.db.dataDir, 'logs');
     let found = false;
     for (let i = 0; i < 50 && !found; i++) {

@@ -60,8 +60,14 @@ describe('/metrics', () => {
         route: '/api/v1/orchestrator/info',
         status: '200',
       }) ?? 0;
-    await t.http.get('/api/v1/orchestrator/info').expect(200);
-    await t.http.get('/api/v1/orchestrator/info').expect(200);
+    await t.http
+      .get('/api/v1/orchestrator/info')
+      .set('Authorization', await t.adminAuth())
+      .expect(200);
+    await t.http
+      .get('/api/v1/orchestrator/info')
+      .set('Authorization', await t.adminAuth())
+      .expect(200);
     await t.http.get('/definitely/not/here/12345').expect(404);
     await t.http
       .patch('/v1/orchestrator/settings')

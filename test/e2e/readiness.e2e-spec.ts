@@ -41,6 +41,7 @@ describe('readiness follows the database', () => {
   });
 
   it('is 200 while the database answers', async () => {
+    await t.adminAuth(); // fetched while the database is up, used during the outage
     await t.http.get('/health/ready').expect(200);
     await t.http.get('/api/v1/orchestrator/health').expect(200);
   });
@@ -58,7 +59,10 @@ describe('readiness follows the database', () => {
   });
 
   it('answers a request that needs the database with a 503 problem, not a 500 with internals', async () => {
-    const res = await t.http.patch('/api/v1/orchestrator/settings').send({ log_level: 'debug' });
+    const res = await t.http
+      .patch('/api/v1/orchestrator/settings')
+      .set('Authorization', await t.adminAuth())
+      .send({ log_level: 'debug' });
     expect(res.status).toBe(503);
     expect(res.body.code).toBe('unavailable');
     expect(res.headers['retry-after']).toBeDefined();
@@ -70,6 +74,10 @@ describe('readiness follows the database', () => {
     await eventually(async () => (await t.http.get('/health/ready')).status === 200, 15_000);
     const health = await t.http.get('/v1/orchestrator/health').expect(200);
     expect(health.body.checks.database).toBe('ok');
-    await t.http.patch('/api/v1/orchestrator/settings').send({ log_level: 'debug' }).expect(200);
+    await t.http
+      .patch('/api/v1/orchestrator/settings')
+      .set('Authorization', await t.adminAuth())
+      .send({ log_level: 'debug' })
+      .expect(200);
   });
 });

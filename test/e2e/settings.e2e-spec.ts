@@ -13,18 +13,26 @@ describe('settings: log level at runtime', () => {
   afterAll(() => t.close());
 
   it('GET shows the configured level before anything is stored', async () => {
-    const res = await t.http.get('/api/v1/orchestrator/settings').expect(200);
+    const res = await t.http
+      .get('/api/v1/orchestrator/settings')
+      .set('Authorization', await t.adminAuth())
+      .expect(200);
     expect(res.body).toEqual({ log_level: 'info', updated_at: null });
   });
 
   it('a bad level is a 422 problem and changes nothing', async () => {
     for (const body of [{ log_level: 'loud' }, { log_level: 5 }, {}, { log_level: 'debug', extra: true }]) {
-      const res = await t.http.patch('/api/v1/orchestrator/settings').send(body);
+      const res = await t.http
+        .patch('/api/v1/orchestrator/settings')
+        .set('Authorization', await t.adminAuth())
+        .send(body);
       expect(res.status, JSON.stringify(body)).toBe(422);
       expect(res.body.code).toBe('validation_failed');
       expect(res.body.errors.length).toBeGreaterThan(0);
     }
-    expect((await t.http.get('/v1/orchestrator/settings')).body).toEqual({
+    expect(
+      (await t.http.get('/v1/orchestrator/settings').set('Authorization', await t.adminAuth())).body,
+    ).toEqual({
       log_level: 'info',
       updated_at: null,
     });
@@ -34,12 +42,19 @@ describe('settings: log level at runtime', () => {
     await t.http.get('/health/live').expect(200);
     expect(DEBUG_PROBE(t)).toBe(false);
     const before = Date.now();
-    const res = await t.http.patch('/v1/orchestrator/settings').send({ log_level: 'debug' }).expect(200);
+    const res = await t.http
+      .patch('/v1/orchestrator/settings')
+      .set('Authorization', await t.adminAuth())
+      .send({ log_level: 'debug' })
+      .expect(200);
     expect(res.body.log_level).toBe('debug');
     expect(Date.parse(res.body.updated_at as string)).toBeGreaterThanOrEqual(before - 5000);
     await t.http.get('/health/live').expect(200);
     expect(DEBUG_PROBE(t)).toBe(true);
-    expect((await t.http.get('/api/v1/orchestrator/settings')).body.log_level).toBe('debug');
+    expect(
+      (await t.http.get('/api/v1/orchestrator/settings').set('Authorization', await t.adminAuth())).body
+        .log_level,
+    ).toBe('debug');
   });
 
   it('a change stored by another replica is picked up', async () => {
@@ -50,7 +65,9 @@ describe('settings: log level at runtime', () => {
         `UPDATE settings SET value = '"warn"'::jsonb, updated_at = now() + interval '1 second' WHERE key = 'log_level'`,
       );
     await eventually(
-      async () => (await t.http.get('/api/v1/orchestrator/settings')).body.log_level === 'warn',
+      async () =>
+        (await t.http.get('/api/v1/orchestrator/settings').set('Authorization', await t.adminAuth())).body
+          .log_level === 'warn',
       5000,
     );
   });

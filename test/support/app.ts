@@ -6,6 +6,17 @@ import { AppConfig } from '../../src/config/config.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { LogCapture } from './log-capture.js';
 
+/** The bootstrap admin every test app gets (owner `default`, scope `admin`). */
+export const ADMIN = { clientId: 'test-admin', secret: 'test-admin-secret-0123456789' };
+
+export interface TokenPair {
+  access_token: string;
+  refresh_token: string;
+  expires_in: number;
+  scope: string;
+  token_type: string;
+}
+
 export interface TestApp {
   app: NestExpressApplication;
   /** Base URL of the running HTTP listener. */
@@ -14,6 +25,10 @@ export interface TestApp {
   logs: LogCapture;
   db: TestDatabase;
   env: Record<string, string>;
+  /** A token pair by client credentials (JSON body); the bootstrap admin's by default. */
+  token(client?: { clientId: string; secret: string }, scope?: string): Promise<TokenPair>;
+  /** `Bearer <admin access token>`, fetched once. */
+  adminAuth(): Promise<string>;
   /** Closes the app; keeps the database unless `drop` is true. */
   close(options?: { drop?: boolean }): Promise<void>;
 }
@@ -24,6 +39,8 @@ export function testEnv(db: TestDatabase, extra: Record<string, string> = {}): R
     HOST: '127.0.0.1',
     PORT: '0',
     DATA_DIR: db.dataDir,
+    BOOTSTRAP_CLIENT_ID: ADMIN.clientId,
+    BOOTSTRAP_CLIENT_SECRET: ADMIN.secret,
     ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
     ...extra,
   };
@@ -39,13 +56,27 @@ export async function startTestApp(
   const app = await startApp(new AppConfig(env), { logConsole: logs });
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
+  const http = supertest(url);
+  let admin: string | undefined;
+  const token = async (client = ADMIN, scope?: string): Promise<TokenPair> => {
+    const res = await http.post('/oauth/token').send({
+      grant_type: 'client_credentials',
+      client_id: client.clientId,
+      client_secret: client.secret,
+      ...(scope ? { scope } : {}),
+    });
+    if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${res.text}`);
+    return res.body as TokenPair;
+  };
   return {
     app,
     url,
-    http: supertest(url),
+    http,
     logs,
     db,
     env,
+    token,
+    adminAuth: async () => (admin ??= `Bearer ${(await token()).access_token}`),
     close: async ({ drop = true } = {}) => {
       await app.close();
       if (drop) await db.drop();

@@ -21,10 +21,12 @@ export class ServiceProcess {
   readonly stdout: string[] = [];
   readonly stderr: string[] = [];
   readonly exited: Promise<number | null>;
+  readonly stderrText: () => string;
 
   private constructor(
     readonly child: ChildProcess,
     readonly url: string,
+    readonly env: Record<string, string>,
   ) {
     let partial = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -34,6 +36,7 @@ export class ServiceProcess {
     });
     child.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk.toString('utf8')));
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    this.stderrText = () => this.stderr.join('');
   }
 
   /** Starts the service with exactly `env` (plus PATH), on a free port unless PORT is given. */
@@ -43,7 +46,22 @@ export class ServiceProcess {
       env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env, PORT: port },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    return new ServiceProcess(child, `http://127.0.0.1:${port}`);
+    return new ServiceProcess(child, `http://127.0.0.1:${port}`, env);
+  }
+
+  /** `Bearer <token>` of the bootstrap admin the environment names. */
+  async adminAuth(): Promise<string> {
+    const res = await fetch(`${this.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: this.env.BOOTSTRAP_CLIENT_ID,
+        client_secret: this.env.BOOTSTRAP_CLIENT_SECRET,
+      }),
+    });
+    if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${await res.text()}`);
+    return `Bearer ${((await res.json()) as { access_token: string }).access_token}`;
   }
 
   records(): LogRecord[] {

@@ -1,0 +1,108 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { decodeCursor, encodeCursor, type Page } from '../common/pagination.js';
+import { RequestContext } from '../common/request-context.js';
+import { AuditRepository } from './audit.repository.js';
+import { AuditEventEntity } from './entities/audit-event.entity.js';
+
+export type AuditAction =
+  | 'token.issued'
+  | 'auth.failed'
+  | 'refresh.reuse_detected'
+  | 'client.created'
+  | 'client.updated'
+  | 'client.deleted'
+  | 'keys.rotated'
+  | 'settings.changed';
+
+export interface AuditInput {
+  action: AuditAction;
+  outcome?: 'success' | 'failure';
+  /** The tenant the event belongs to; defaults to the caller's owner. */
+  owner?: string | null;
+  /** Who acted (a client id, `system`); defaults to the caller. */
+  actor?: string | null;
+  target?: string | null;
+  details?: Record<string, unknown>;
+}
+
+export interface AuditEventView {
+  id: string;
+  at: string;
+  action: string;
+  outcome: string;
+  owner: string | null;
+  actor: string | null;
+  target: string | null;
+  ip: string | null;
+  request_id: string | null;
+  details: Record<string, unknown>;
+}
+
+/**
+ * The audit trail: security-relevant actions, stored in PostgreSQL and written as log records with
+ * `component: audit`. Details must never carry a secret; callers pass identifiers only.
+ */
+@Injectable()
+export class AuditService {
+  private readonly logger = new Logger('audit');
+
+  constructor(private readonly repository: AuditRepository) {}
+
+  async record(input: AuditInput): Promise<void> {
+    const caller = RequestContext.caller();
+    const event = Object.assign(new AuditEventEntity(), {
+      id: randomUUID(),
+      at: new Date(),
+      action: input.action,
+      outcome: input.outcome ?? 'success',
+      owner: input.owner !== undefined ? input.owner : (caller?.owner ?? null),
+      actor: input.actor !== undefined ? input.actor : (caller?.clientId ?? null),
+      target: input.target ?? null,
+      ip: RequestContext.ip() ?? null,
+      requestId: RequestContext.requestId() ?? null,
+      details: input.details ?? {},
+    });
+    const view = toView(event);
+    this.logger.log(
+      {
+        audit_action: view.action,
+        outcome: view.outcome,
+        owner: view.owner,
+        actor: view.actor,
+        target: view.target,
+        details: view.details,
+      },
+      `audit ${view.action} ${view.outcome}`,
+    );
+    await this.repository.insert(event);
+  }
+
+  /** Newest first. `owner` undefined lists every owner's events (the operator's view). */
+  async list(
+    owner: string | undefined,
+    limit: number,
+    cursor?: string,
+    action?: string,
+  ): Promise<Page<AuditEventView>> {
+    const rows = await this.repository.list({ owner, action, after: decodeCursor(cursor), limit: limit + 1 });
+    const items = rows.slice(0, limit).map(toView);
+    const last = rows.length > limit ? rows[limit - 1] : undefined;
+    return { items, next_cursor: last ? encodeCursor({ at: last.at.toISOString(), id: last.id }) : null };
+  }
+}
+
+function toView(e: AuditEventEntity): AuditEventView {
+  return {
+    id: e.id,
+    at: e.at.toISOString(),
+    action: e.action,
+    outcome: e.outcome,
+    owner: e.owner,
+    actor: e.actor,
+    target: e.target,
+    ip: e.ip,
+    request_id: e.requestId,
+    details: e.details,
+  };
+}

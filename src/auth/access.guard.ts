@@ -1,0 +1,90 @@
+import { ExecutionContext, Injectable, Logger } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import type { Request } from 'express';
+import { AppError } from '../common/app-error.js';
+import { isDatabaseUnavailable } from '../database/database-errors.js';
+import { RequestContext, type Caller } from '../common/request-context.js';
+import { PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators.js';
+import {
+  insufficientScope,
+  invalidToken,
+  missingToken,
+  rateLimited,
+  undeclaredRoute,
+} from './auth.errors.js';
+import { TokenRejected } from './jwt.strategy.js';
+import { RateLimitsService } from './rate-limits.service.js';
+import { hasScope, type Scope } from './scopes.js';
+
+/**
+ * The global guard: every route is closed unless it is @Public() or declares its scopes with
+ * @RequireScopes(). It verifies the Bearer token (passport-jwt), puts the caller in the request
+ * context, applies the per-client rate limit and checks the scopes.
+ */
+@Injectable()
+export class AccessGuard extends AuthGuard('jwt') {
+  private readonly logger = new Logger('auth');
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly limits: RateLimitsService,
+  ) {
+    super();
+  }
+
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, targets)) return true;
+    const scopes = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets);
+    if (scopes === undefined) {
+      const req = context.switchToHttp().getRequest<Request>();
+      this.logger.error(
+        { method: req.method, path: req.path },
+        'route declares neither @Public nor @RequireScopes',
+      );
+      throw undeclaredRoute();
+    }
+    await super.canActivate(context);
+    const caller = context.switchToHttp().getRequest<Request & { user: Caller }>().user;
+    RequestContext.setCaller(caller);
+    const wait = this.limits.takeRequest(caller.clientId);
+    if (wait > 0) throw rateLimited(wait);
+    if (!scopes.every((scope) => hasScope(caller.scopes, scope))) throw insufficientScope(scopes);
+    return true;
+  }
+
+  /** passport's verdict: the caller, or our 401 with the reason. */
+  override handleRequest<TUser = Caller>(err: unknown, user: TUser | false, info: unknown): TUser {
+    if (err instanceof AppError) throw err;
+    if (user) return user;
+    const reason = err ?? info;
+    // The database being down is an outage (503), not a bad token.
+    if (isDatabaseUnavailable(reason)) throw reason;
+    if (reason === undefined || (reason instanceof Error && reason.message === 'No auth token'))
+      throw missingToken();
+    if (reason instanceof TokenRejected) throw invalidToken(reason.message);
+    if (reason instanceof Error) {
+      switch (reason.name) {
+        case 'TokenExpiredError':
+          throw invalidToken('the token has expired');
+        case 'NotBeforeError':
+          throw invalidToken('the token is not valid yet');
+        case 'JsonWebTokenError':
+          throw invalidToken(jwtReason(reason.message));
+      }
+    }
+    this.logger.error({ err: reason }, 'token verification failed unexpectedly');
+    throw invalidToken('verification failed');
+  }
+}
+
+/** jsonwebtoken's messages, reduced to what a client may learn. */
+function jwtReason(message: string): string {
+  if (message.startsWith('jwt audience invalid')) return 'wrong audience';
+  if (message.startsWith('jwt issuer invalid')) return 'wrong issuer';
+  if (message === 'invalid signature') return 'invalid signature';
+  if (message === 'invalid algorithm') return 'algorithm not accepted';
+  return 'malformed token';
+}

@@ -1,0 +1,69 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { apiPaths } from '../common/paths.js';
+import type { Page } from '../common/pagination.js';
+import { RequestContext } from '../common/request-context.js';
+import { RequireScopes } from './auth.decorators.js';
+import { AuthService, type ValidationResult } from './auth.service.js';
+import { ClientsService, type ClientView, type CreatedClient } from './clients.service.js';
+import { CreateClientDto } from './dto/create-client.dto.js';
+import { ListClientsDto } from './dto/list-clients.dto.js';
+import { UpdateClientDto } from './dto/update-client.dto.js';
+import { assertOperator } from './operator.js';
+import { SigningKeysService, type KeyView } from './signing-keys.service.js';
+
+@Controller(apiPaths('auth'))
+export class AuthController {
+  constructor(
+    private readonly auth: AuthService,
+    private readonly clients: ClientsService,
+    private readonly keys: SigningKeysService,
+  ) {}
+
+  /** Any valid access token: its claims. */
+  @Get('validate')
+  @RequireScopes()
+  validate(): ValidationResult {
+    return this.auth.validate(RequestContext.requireCaller());
+  }
+
+  @Post('clients')
+  @RequireScopes('admin')
+  create(@Body() body: CreateClientDto): Promise<CreatedClient> {
+    return this.clients.create(body);
+  }
+
+  @Get('clients')
+  @RequireScopes('admin')
+  async list(@Query() query: ListClientsDto): Promise<{ clients: ClientView[]; next_cursor: string | null }> {
+    const page: Page<ClientView> = await this.clients.list(query);
+    return { clients: page.items, next_cursor: page.next_cursor };
+  }
+
+  @Patch('clients/:clientId')
+  @RequireScopes('admin')
+  update(@Param('clientId') clientId: string, @Body() body: UpdateClientDto): Promise<ClientView> {
+    return this.clients.setDisabled(clientId, body.disabled);
+  }
+
+  @Delete('clients/:clientId')
+  @RequireScopes('admin')
+  @HttpCode(204)
+  delete(@Param('clientId') clientId: string): Promise<void> {
+    return this.clients.delete(clientId);
+  }
+
+  @Get('keys')
+  @RequireScopes('admin')
+  listKeys(): { keys: KeyView[] } {
+    assertOperator();
+    return { keys: this.keys.list() };
+  }
+
+  @Post('keys/rotate')
+  @RequireScopes('admin')
+  async rotate(): Promise<{ kid: string; retired: string[] }> {
+    assertOperator();
+    const result = await this.keys.rotate();
+    return result;
+  }
+}

@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { PassportModule } from '@nestjs/passport';
+import { AccessGuard } from './access.guard.js';
+import { AuthController } from './auth.controller.js';
+import { AuthService } from './auth.service.js';
+import { ClientsRepository } from './clients.repository.js';
+import { ClientsService } from './clients.service.js';
+import { JwtStrategy } from './jwt.strategy.js';
+import { OAuthController } from './oauth.controller.js';
+import { RateLimitsService } from './rate-limits.service.js';
+import { RefreshTokensRepository } from './refresh-tokens.repository.js';
+import { SigningKeysRepository } from './signing-keys.repository.js';
+import { SigningKeysService } from './signing-keys.service.js';
+
+@Module({
+  imports: [PassportModule],
+  controllers: [OAuthController, AuthController],
+  providers: [
+    AuthService,
+    ClientsService,
+    SigningKeysService,
+    RateLimitsService,
+    JwtStrategy,
+    ClientsRepository,
+    RefreshTokensRepository,
+    SigningKeysRepository,
+    { provide: APP_GUARD, useClass: AccessGuard },
+  ],
+  exports: [AuthService, ClientsService],
+})
+export class AuthModule {}

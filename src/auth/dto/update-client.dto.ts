@@ -1,0 +1,6 @@
+import { IsBoolean } from 'class-validator';
+
+export class UpdateClientDto {
+  @IsBoolean()
+  disabled: boolean;
+}

@@ -1,0 +1,54 @@
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ValidationFailedError } from './app-error.js';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+/** `?limit=&cursor=` for cursor-paginated lists. */
+export class PageQueryDto {
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
+  limit?: number;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  cursor?: string;
+}
+
+/** A position in a list ordered by (time, id) descending or ascending. */
+export interface Cursor {
+  at: string;
+  id: string;
+}
+
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([cursor.at, cursor.id])).toString('base64url');
+}
+
+export function decodeCursor(text: string | undefined): Cursor | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    if (
+      Array.isArray(value) &&
+      value.length === 2 &&
+      typeof value[0] === 'string' &&
+      typeof value[1] === 'string'
+    ) {
+      if (!Number.isNaN(Date.parse(value[0]))) return { at: value[0], id: value[1] };
+    }
+  } catch {
+    // fall through
+  }
+  throw new ValidationFailedError([{ path: 'cursor', message: 'cursor is not one this service issued' }]);
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
