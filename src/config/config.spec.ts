@@ -91,15 +91,17 @@ describe('AppConfig', () => {
   it('sanitizes sensitive values', () => {
     const config = new AppConfig({
       DATABASE_URL: 'postgres://u:pw@db/x',
-      BOOTSTRAP_CLIENT_ID: 'a',
-      BOOTSTRAP_CLIENT_SECRET: 'b',
+      BOOTSTRAP_CLIENT_ID: 'abc',
+      BOOTSTRAP_CLIENT_SECRET: 'bbbbbbbbbbbbbbbbbbbb',
+      ENCRYPTION_KEY: 'k'.repeat(40),
     });
     const view = config.sanitized();
     expect(view.DATABASE_URL).toBe('[REDACTED]');
     expect(view.BOOTSTRAP_CLIENT_SECRET).toBe('[REDACTED]');
     expect(view.BOOTSTRAP_CLIENT_ID).toBe('abc');
     expect(view.PORT).toBe('5260');
-    expect(JSON.stringify(view)).not.toMatch(/pw@|bbbb/);
+    expect(view.ENCRYPTION_KEY).toBe('[REDACTED]');
+    expect(JSON.stringify(view)).not.toMatch(/pw@|bbbb|kkkk/);
   });
 });
 

@@ -96,6 +96,32 @@ describe('the service process', () => {
     expect(await service.exited).toBe(0);
   });
 
+  it('generates the bootstrap admin when none is configured, prints it once on stderr, never in the logs', async () => {
+    const dataDir = copyEmbeddedTemplate();
+    const first = await start({ DATA_DIR: dataDir });
+    await first.waitStarted();
+    const printed = first.stderrText();
+    const clientId = /client_id:\s+(\S+)/.exec(printed)?.[1];
+    const secret = /client_secret:\s+(\S+)/.exec(printed)?.[1];
+    expect(clientId).toMatch(/^cli_/);
+    expect(secret).toMatch(/^sos_/);
+    const token = await fetch(`${first.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }),
+    });
+    expect(token.status).toBe(200);
+    expect(((await token.json()) as { scope: string }).scope).toBe('admin');
+    expect(first.stdout.join('\n')).not.toContain(secret!);
+    expect(first.records().some((r) => r.msg.includes('bootstrap admin client generated'))).toBe(true);
+    expect(await first.stop('SIGTERM')).toBe(0);
+
+    const second = await start({ DATA_DIR: dataDir });
+    await second.waitStarted();
+    expect(second.stderrText()).not.toContain('client_secret');
+    expect(await second.stop('SIGTERM')).toBe(0);
+  });
+
   it('refuses to open an embedded database another process holds', async () => {
     const dataDir = copyEmbeddedTemplate();
     const first = await start({ DATA_DIR: dataDir });

@@ -1,0 +1,30 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { SignJWT, type JWTHeaderParameters, type JWTPayload } from 'jose';
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { SecretBox } from '../../src/common/secret-box.js';
+
+/** The service's own signing key, unsealed the way the service does: for crafting edge-case tokens. */
+export async function serviceSigningKey(
+  app: NestExpressApplication,
+): Promise<{ kid: string; key: KeyObject }> {
+  const rows = await app
+    .get(DataSource)
+    .query<{ kid: string; private_key_enc: string }[]>(
+      'SELECT kid, private_key_enc FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at DESC LIMIT 1',
+    );
+  const pem = app.get(SecretBox).decrypt(rows[0].private_key_enc, `signing-key:${rows[0].kid}`);
+  return { kid: rows[0].kid, key: createPrivateKey(pem) };
+}
+
+export const foreignKey = (): KeyObject => generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+
+export function sign(key: KeyObject, header: JWTHeaderParameters, claims: JWTPayload): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader(header).sign(key);
+}
+
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** A token with `alg: none` and no signature. */
+export const unsignedToken = (claims: JWTPayload, kid: string): string =>
+  `${b64({ alg: 'none', typ: 'at+jwt', kid })}.${b64(claims)}.`;
