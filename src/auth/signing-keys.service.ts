@@ -7,6 +7,7 @@ import {
   generateKeyPairSync,
   type KeyObject,
 } from 'node:crypto';
+import { AuditService } from '../audit/audit.service.js';
 import { SecretBox } from '../common/secret-box.js';
 import { AppConfig } from '../config/config.js';
 import { SigningKeyEntity } from './entities/signing-key.entity.js';
@@ -53,6 +54,7 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
     private readonly repository: SigningKeysRepository,
     private readonly secrets: SecretBox,
     private readonly config: AppConfig,
+    private readonly audit: AuditService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -118,6 +120,7 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
     const retired = await this.repository.rotate(key, publishFor);
     await this.reload();
     this.logger.log({ kid: key.kid, retired }, 'signing key rotated');
+    await this.audit.record({ action: 'keys.rotated', target: key.kid, details: { retired } });
     return { kid: key.kid, retired };
   }
 

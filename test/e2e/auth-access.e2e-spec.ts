@@ -386,5 +386,15 @@ describe('access control', () => {
     expect(byKid[rotated.body.kid as string].status).toBe('signing');
     expect(byKid[oldKid].status).toBe('published');
     expect(Date.parse(byKid[oldKid].publish_until!)).toBeGreaterThan(Date.now() + 15 * 60 * 1000);
+    const audit = await t.http
+      .get('/api/v1/orchestrator/audit?action=keys.rotated')
+      .set('Authorization', await t.adminAuth())
+      .expect(200);
+    expect(audit.body.events[0]).toMatchObject({
+      action: 'keys.rotated',
+      actor: ADMIN.clientId,
+      target: rotated.body.kid,
+      details: { retired: [oldKid] },
+    });
   });
 });
