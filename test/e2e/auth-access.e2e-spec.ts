@@ -111,6 +111,7 @@ describe('access control', () => {
         disabled: false,
       });
       expect(acme.client_secret).toMatch(/^sos_/);
+      expect(res.headers['cache-control']).toBe('no-store');
       acmeAuth = bearer(
         (await t.token({ clientId: acme.client_id, secret: acme.client_secret })).access_token,
       );
