@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import autocannon from 'autocannon';
+import pg from 'pg';
 
 export const MAIN = new URL('../dist/main.js', import.meta.url).pathname;
 
@@ -48,12 +49,33 @@ export async function spawnUntilReady(script, env, readyPath, timeoutMs = 60_000
   return { url, readyMs, stop, child };
 }
 
-export function load(url, { connections = 50, duration = 10, pipelining = 1 } = {}) {
+/** autocannon; other options (`method`, `headers`, `body`, ...) are passed through. */
+export function load(url, { connections = 50, duration = 10, pipelining = 1, ...options } = {}) {
   return new Promise((resolve, reject) => {
-    autocannon({ url, connections, duration, pipelining }, (err, result) =>
+    autocannon({ url, connections, duration, pipelining, ...options }, (err, result) =>
       err ? reject(err) : resolve(result),
     );
   });
+}
+
+export const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Runs one statement on the PostgreSQL maintenance database (CREATE/DROP DATABASE). */
+export async function pgAdmin(sql) {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The URL of database `name` on the PostgreSQL server of ADMIN_URL. */
+export function pgDatabaseUrl(name) {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
 
 export const median = (values) => {

@@ -1,9 +1,10 @@
 // `npm run bench`: every benchmark, each printing a markdown table. Record results in docs/benchmarks.md.
 import { cpus, totalmem } from 'node:os';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
+import { tokensBench } from './tokens.mjs';
 
 const only = process.argv[2];
-const benches = { startup: startupBench, live: liveThroughputBench };
+const benches = { startup: startupBench, live: liveThroughputBench, tokens: tokensBench };
 
 console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);
 console.log(

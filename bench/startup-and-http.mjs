@@ -3,22 +3,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { MAIN, load, median, spawnUntilReady, table } from './lib.mjs';
+import { ADMIN_URL, MAIN, load, median, pgAdmin as admin, spawnUntilReady, table } from './lib.mjs';
 
-const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 10);
-
-async function admin(sql) {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 async function startupOnce(env) {
   const svc = await spawnUntilReady(MAIN, env, '/health/ready');
@@ -66,6 +54,29 @@ export async function startupBench() {
   );
 }
 
+const BENCH_ADMIN = { id: 'bench-admin', secret: 'bench-admin-secret-0123456789' };
+const SERVICE_ENV = (dataDir) => ({
+  DATA_DIR: dataDir,
+  BOOTSTRAP_CLIENT_ID: BENCH_ADMIN.id,
+  BOOTSTRAP_CLIENT_SECRET: BENCH_ADMIN.secret,
+  RATE_LIMIT_REQUESTS: '0',
+});
+
+async function bearer(url) {
+  const res = await fetch(`${url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: BENCH_ADMIN.id,
+      client_secret: BENCH_ADMIN.secret,
+      scope: 'orchestrator:read',
+    }),
+  });
+  if (res.status !== 200) throw new Error(`token request failed: ${res.status}`);
+  return `Bearer ${(await res.json()).access_token}`;
+}
+
 export async function liveThroughputBench() {
   const dataDir = mkdtempSync(join(tmpdir(), 'so-bench-live-'));
   const rows = [];
@@ -77,21 +88,27 @@ export async function liveThroughputBench() {
       {},
       '/health/live',
     ],
-    ['stack-orchestrator, /health/live', MAIN, { DATA_DIR: dataDir }, '/health/live'],
-    // For reference: a route through the whole framework pipeline (what every API call pays).
+    ['stack-orchestrator, /health/live', MAIN, SERVICE_ENV(dataDir), '/health/live'],
+    // For reference: a route through the whole pipeline, token verification included (what every
+    // API call pays).
     [
       'stack-orchestrator, /api/v1/orchestrator/info',
       MAIN,
-      { DATA_DIR: dataDir },
+      SERVICE_ENV(dataDir),
       '/api/v1/orchestrator/info',
     ],
   ]) {
     const svc = await spawnUntilReady(script, env, '/health/live');
-    await load(`${svc.url}${path}`, { duration: 2 }); // warm-up
-    const r = await load(`${svc.url}${path}`, { duration: LOAD_SECONDS });
+    const headers = path.startsWith('/api/') ? { authorization: await bearer(svc.url) } : {};
+    await load(`${svc.url}${path}`, { duration: 2, headers }); // warm-up
+    const r = await load(`${svc.url}${path}`, { duration: LOAD_SECONDS, headers });
     await svc.stop();
     measured[label] = r.requests.average;
     rows.push([label, r.requests.average.toFixed(0), r.latency.p50, r.latency.p99, r.non2xx + r.errors]);
+    if (r.non2xx + r.errors > 0) {
+      console.error(`warning: ${label}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+      process.exitCode = 1;
+    }
   }
   rmSync(dataDir, { recursive: true, force: true });
   const ratio = measured['stack-orchestrator, /health/live'] / measured['bare node:http, /health/live'];

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { decodeProtectedHeader } from 'jose';
+import type { KeyObject } from 'node:crypto';
 import { ExtractJwt, Strategy } from 'passport-jwt';
 import type { Caller } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
@@ -30,6 +31,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
       issuer: config.publicUrl,
       audience: config.tokenAudience,
       jsonWebTokenOptions: { clockTolerance: 5 },
+      // jsonwebtoken 9 verifies with a KeyObject; @types/passport-jwt only knows string | Buffer.
       secretOrKeyProvider: (_req: unknown, rawJwt: string, done: (err: unknown, key?: string) => void) => {
         let header: ReturnType<typeof decodeProtectedHeader>;
         try {
@@ -44,7 +46,8 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
         }
         if (typeof header.kid !== 'string') return done(new TokenRejected('no key id'));
         keys.verificationKey(header.kid).then(
-          (pem) => (pem ? done(null, pem) : done(new TokenRejected('unknown signing key'))),
+          (key?: KeyObject) =>
+            key ? done(null, key as unknown as string) : done(new TokenRejected('unknown signing key')),
           (err: unknown) => done(err),
         );
       },

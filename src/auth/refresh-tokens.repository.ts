@@ -25,17 +25,20 @@ export class RefreshTokensRepository {
    * tokens as invalid.
    */
   async redeem(tokenHash: string): Promise<RedeemResult> {
-    // For UPDATE, TypeORM's query() answers [rows, rowCount].
-    const [rows] = await this.repo.query<[unknown[], number]>(
-      `UPDATE refresh_tokens SET used_at = now()
-        WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()
-        RETURNING id`,
-      [tokenHash],
-    );
+    const redeemed = await this.repo
+      .createQueryBuilder()
+      .update()
+      .set({ usedAt: () => 'now()' })
+      .where('token_hash = :tokenHash AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()', {
+        tokenHash,
+      })
+      .returning('*')
+      .execute();
+    const row = (redeemed.raw as RefreshTokenRow[])[0];
+    if (row) return { outcome: 'redeemed', token: fromRow(row) };
+    // Not redeemable: tell a replay of a used token from anything else.
     const token = await this.repo.findOneBy({ tokenHash });
-    if (!token) return { outcome: 'invalid' };
-    if (rows.length === 1) return { outcome: 'redeemed', token };
-    if (token.usedAt !== null && token.revokedAt === null) return { outcome: 'reused', token };
+    if (token && token.usedAt !== null && token.revokedAt === null) return { outcome: 'reused', token };
     return { outcome: 'invalid' };
   }
 
@@ -50,4 +53,32 @@ export class RefreshTokensRepository {
     const result = await this.repo.createQueryBuilder().delete().where('expires_at < now()').execute();
     return result.affected ?? 0;
   }
+}
+
+interface RefreshTokenRow {
+  id: string;
+  token_hash: string;
+  family_id: string;
+  client_id: string;
+  owner: string;
+  scope: string;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+function fromRow(row: RefreshTokenRow): RefreshTokenEntity {
+  return Object.assign(new RefreshTokenEntity(), {
+    id: row.id,
+    tokenHash: row.token_hash,
+    familyId: row.family_id,
+    clientId: row.client_id,
+    owner: row.owner,
+    scope: row.scope,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    usedAt: row.used_at,
+    revokedAt: row.revoked_at,
+  });
 }
