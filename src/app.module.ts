@@ -16,6 +16,7 @@ import { HealthModule } from './health/health.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { SettingsModule } from './settings/settings.module.js';
+import { WorkersModule } from './workers/workers.module.js';
 
 /** Flattens class-validator's tree into the problem's `errors` array. */
 export function toFieldErrors(errors: ValidationError[], parent = ''): ProblemFieldError[] {
@@ -48,6 +49,7 @@ export class AppModule implements NestModule {
         AuthModule,
         HealthModule,
         SettingsModule,
+        WorkersModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },

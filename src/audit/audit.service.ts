@@ -13,7 +13,12 @@ export type AuditAction =
   | 'client.updated'
   | 'client.deleted'
   | 'keys.rotated'
-  | 'settings.changed';
+  | 'settings.changed'
+  | 'join_token.created'
+  | 'join_token.revoked'
+  | 'worker.enrolled'
+  | 'worker.approved'
+  | 'worker.deleted';
 
 export interface AuditInput {
   action: AuditAction;

@@ -27,6 +27,6 @@ import { SigningKeysService } from './signing-keys.service.js';
     SigningKeysRepository,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [AuthService, ClientsService],
+  exports: [AuthService, ClientsService, RateLimitsService],
 })
 export class AuthModule {}

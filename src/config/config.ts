@@ -172,6 +172,26 @@ export const VARIABLES = {
     description: 'Window of the failed-authentication limit',
     parse: duration(1000, 86_400_000),
   },
+  WORKER_CERT_TTL: {
+    default: '30d',
+    description: 'Lifetime of worker certificates; agents renew at two thirds',
+    parse: duration(3000, 365 * 86_400_000),
+  },
+  JOIN_TOKEN_TTL: {
+    default: '24h',
+    description: 'Default lifetime of join tokens',
+    parse: duration(60_000, 365 * 86_400_000),
+  },
+  WORKER_DEGRADED_PERCENT: {
+    default: '90',
+    description: 'CPU, memory or disk use (%) at which a worker is degraded',
+    parse: positiveInt(1, 100),
+  },
+  WORKER_UNHEALTHY_PERCENT: {
+    default: '98',
+    description: 'Memory or disk use (%) at which a worker is unhealthy',
+    parse: positiveInt(1, 100),
+  },
   SETTINGS_REFRESH_INTERVAL: {
     default: '5s',
     description: 'How often a replica re-reads runtime settings changed by another replica',
@@ -200,6 +220,10 @@ export class AppConfig {
   readonly shutdownTimeoutMs: number;
   readonly settingsRefreshIntervalMs: number;
   readonly encryptionKey: string | undefined;
+  readonly workerCertTtlMs: number;
+  readonly joinTokenTtlMs: number;
+  readonly workerDegradedPercent: number;
+  readonly workerUnhealthyPercent: number;
   readonly accessTokenTtlMs: number;
   readonly refreshTokenTtlMs: number;
   readonly tokenAudience: string;
@@ -245,6 +269,10 @@ export class AppConfig {
     this.shutdownTimeoutMs = read('SHUTDOWN_TIMEOUT') ?? 0;
     this.settingsRefreshIntervalMs = read('SETTINGS_REFRESH_INTERVAL') ?? 0;
     this.encryptionKey = read('ENCRYPTION_KEY');
+    this.workerCertTtlMs = read('WORKER_CERT_TTL') ?? 0;
+    this.joinTokenTtlMs = read('JOIN_TOKEN_TTL') ?? 0;
+    this.workerDegradedPercent = read('WORKER_DEGRADED_PERCENT') ?? 0;
+    this.workerUnhealthyPercent = read('WORKER_UNHEALTHY_PERCENT') ?? 0;
     this.accessTokenTtlMs = read('ACCESS_TOKEN_TTL') ?? 0;
     this.refreshTokenTtlMs = read('REFRESH_TOKEN_TTL') ?? 0;
     this.tokenAudience = read('TOKEN_AUDIENCE') ?? '';

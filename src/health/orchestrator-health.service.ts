@@ -37,6 +37,7 @@ export interface ServerInfo {
 export class OrchestratorHealthService {
   private readonly checks = new Map<Exclude<CheckName, 'database'>, CheckFn>();
   private caFingerprint: () => string | null = () => null;
+  private agentEndpoint: () => string = () => this.config.agentEndpoint;
 
   constructor(
     private readonly database: DatabaseHealth,
@@ -50,6 +51,11 @@ export class OrchestratorHealthService {
 
   registerCaFingerprint(read: () => string | null): void {
     this.caFingerprint = read;
+  }
+
+  /** The agent gateway reports the endpoint it really listens on (AGENT_PORT may be 0 in tests). */
+  registerAgentEndpoint(read: () => string): void {
+    this.agentEndpoint = read;
   }
 
   /** `unhealthy` when the database fails (the service cannot work), `degraded` when another check does. */
@@ -86,7 +92,7 @@ export class OrchestratorHealthService {
       api_versions: ['v1'],
       started_at: this.startup.startedAt.toISOString(),
       uptime: this.uptime(),
-      agent_endpoint: this.config.agentEndpoint,
+      agent_endpoint: this.agentEndpoint(),
       ca_fingerprint: this.caFingerprint(),
     };
   }

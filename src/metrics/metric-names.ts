@@ -8,6 +8,7 @@ export const METRIC = {
   jobDuration: 'stack_jobs_duration_seconds',
   stacks: 'stack_stacks_total',
   driftDetected: 'stack_drift_detected_total',
+  workerTransitions: 'stack_worker_transitions_total',
 } as const;
 
 /** Label value for requests no route matched, so unknown paths cannot grow the label set. */

@@ -55,6 +55,11 @@ const providers = [
     help: 'Drift items detected, each counted once when first seen, by kind.',
     labelNames: ['kind'],
   }),
+  makeCounterProvider({
+    name: METRIC.workerTransitions,
+    help: 'Worker status transitions, by previous and new status.',
+    labelNames: ['from', 'to'],
+  }),
 ];
 
 @Global()

@@ -9,7 +9,7 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 describe('probes, orchestrator health and info', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ env: { PUBLIC_URL: 'https://orchestrator.example.test', AGENT_PORT: '6263' } });
+    t = await startTestApp({ env: { PUBLIC_URL: 'https://orchestrator.example.test' } });
   });
   afterAll(() => t.close());
 
@@ -57,10 +57,10 @@ describe('probes, orchestrator health and info', () => {
     expect(res.body.version).toBe(pkg.version);
     expect(res.body.uptime).toMatch(/^\d+h\d+m\d+s$/);
     expect(res.body.checks.database).toBe('ok');
-    // Until the agent gateway exists these say so instead of pretending to pass.
-    expect(res.body.checks.grpc).toBe('not_configured');
-    expect(res.body.checks.workers).toBe('not_configured');
-    expect(res.body.status).toBe('degraded');
+    // The agent gateway listens and no worker is unhealthy or unreachable.
+    expect(res.body.checks.grpc).toBe('ok');
+    expect(res.body.checks.workers).toBe('ok');
+    expect(res.body.status).toBe('healthy');
   });
 
   it.each(['/api/v1', '/v1'])('GET %s/orchestrator/info describes the instance', async (prefix) => {
@@ -73,9 +73,11 @@ describe('probes, orchestrator health and info', () => {
       version: pkg.version,
       mode: 'self-hosted',
       api_versions: ['v1'],
-      agent_endpoint: 'orchestrator.example.test:6263',
-      ca_fingerprint: null,
     });
+    // The gateway binds AGENT_PORT (0 in tests: a free port) and advertises the port it got.
+    expect(res.body.agent_endpoint).toMatch(/^orchestrator\.example\.test:\d+$/);
+    expect(res.body.agent_endpoint).not.toBe('orchestrator.example.test:0');
+    expect(res.body.ca_fingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(new Date(res.body.started_at as string).toISOString()).toBe(res.body.started_at);
     expect(Date.now() - Date.parse(res.body.started_at as string)).toBeLessThan(120_000);
     expect(res.body.uptime).toMatch(/^\d+h\d+m\d+s$/);

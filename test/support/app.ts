@@ -38,6 +38,9 @@ export function testEnv(db: TestDatabase, extra: Record<string, string> = {}): R
   return {
     HOST: '127.0.0.1',
     PORT: '0',
+    AGENT_PORT: '0',
+    // Agents dial PUBLIC_URL's host; the gateway advertises the port it bound.
+    PUBLIC_URL: 'http://127.0.0.1',
     DATA_DIR: db.dataDir,
     BOOTSTRAP_CLIENT_ID: ADMIN.clientId,
     BOOTSTRAP_CLIENT_SECRET: ADMIN.secret,

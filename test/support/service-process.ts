@@ -43,7 +43,7 @@ export class ServiceProcess {
   static async start(env: Record<string, string>): Promise<ServiceProcess> {
     const port = env.PORT && env.PORT !== '0' ? env.PORT : String(await freePort());
     const child = spawn(process.execPath, [MAIN], {
-      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env, PORT: port },
+      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', AGENT_PORT: '0', ...env, PORT: port },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new ServiceProcess(child, `http://127.0.0.1:${port}`, env);

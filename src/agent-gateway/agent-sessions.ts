@@ -1,0 +1,95 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type {
+  AgentMessage,
+  ConnectivityReportMsg,
+  HeartbeatMsg,
+  HelloMsg,
+  ServerMessage,
+} from '../agent-protocol/index.js';
+
+/** What the workers feature does with what agents say; it registers itself at start. */
+export interface AgentEventsHandler {
+  /** Accepts (or refuses, by throwing an AppError) a connecting agent; returns the welcome status. */
+  hello(workerId: string, hello: HelloMsg): Promise<{ status: string }>;
+  heartbeat(workerId: string, heartbeat: HeartbeatMsg): void;
+  connectivity(workerId: string, report: ConnectivityReportMsg): void;
+  disconnected(workerId: string): void;
+}
+
+type Stream = ServerDuplexStream<AgentMessage, ServerMessage>;
+
+/** The live agent streams of this replica, one per worker. */
+@Injectable()
+export class AgentSessions {
+  private readonly logger = new Logger('agent-gateway');
+  private readonly streams = new Map<string, Stream>();
+  private handler: AgentEventsHandler | undefined;
+
+  setHandler(handler: AgentEventsHandler): void {
+    this.handler = handler;
+  }
+
+  events(): AgentEventsHandler {
+    if (!this.handler) throw new Error('no agent events handler registered');
+    return this.handler;
+  }
+
+  /** Takes the worker's stream; an older stream of the same worker is closed. */
+  register(workerId: string, stream: Stream): void {
+    const previous = this.streams.get(workerId);
+    this.streams.set(workerId, stream);
+    if (previous && previous !== stream) this.end(previous, 'replaced by a newer connection');
+  }
+
+  /** Forgets the stream if it is still the worker's current one; true when it was. */
+  unregister(workerId: string, stream: Stream): boolean {
+    if (this.streams.get(workerId) !== stream) return false;
+    this.streams.delete(workerId);
+    return true;
+  }
+
+  send(workerId: string, message: ServerMessage): boolean {
+    const stream = this.streams.get(workerId);
+    if (!stream) return false;
+    stream.write(message);
+    return true;
+  }
+
+  /** Closes the worker's live stream (deletion, revocation). */
+  close(workerId: string, reason: string): void {
+    const stream = this.streams.get(workerId);
+    if (!stream) return;
+    this.streams.delete(workerId);
+    this.end(stream, reason);
+    this.logger.log({ worker_id: workerId, reason }, 'agent stream closed');
+  }
+
+  isConnected(workerId: string): boolean {
+    return this.streams.has(workerId);
+  }
+
+  get count(): number {
+    return this.streams.size;
+  }
+
+  connectedIds(): string[] {
+    return [...this.streams.keys()];
+  }
+
+  closeAll(reason: string): void {
+    for (const [workerId, stream] of this.streams) {
+      this.streams.delete(workerId);
+      this.end(stream, reason);
+    }
+  }
+
+  private end(stream: Stream, reason: string): void {
+    try {
+      stream.write({ disconnect: { reason } });
+      stream.end();
+    } catch {
+      // already gone
+    }
+  }
+}

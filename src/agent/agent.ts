@@ -1,0 +1,344 @@
+import * as grpc from '@grpc/grpc-js';
+import { existsSync } from 'node:fs';
+import { hostname, networkInterfaces, platform, arch } from 'node:os';
+import type { Logger } from 'pino';
+import {
+  IDENTITY_REVOKED,
+  loadAgentProto,
+  type AgentMessage,
+  type RenewCertificateRequest,
+  type RenewCertificateResponse,
+  type ServerMessage,
+} from '../agent-protocol/index.js';
+import {
+  certificateFingerprint,
+  certificateValidity,
+  IdentityStore,
+  newKeyAndCsr,
+  type Identity,
+} from './identity.js';
+import { agentChecks, CpuSampler, nodeMetrics } from './node-metrics.js';
+
+export interface AgentOptions {
+  server: string;
+  token: string | undefined;
+  dataDir: string;
+  name: string | undefined;
+  driver: 'docker' | 'process';
+  caFingerprint: string | undefined;
+  labels: Record<string, string>;
+  address: string | undefined;
+  version: string;
+  /** Overrides the endpoint the service advertises (e.g. behind NAT). */
+  agentEndpoint: string | undefined;
+}
+
+const MIN_BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 30_000;
+const MAX_POLL_MS = 5000;
+
+type Stream = grpc.ClientDuplexStream<AgentMessage, ServerMessage>;
+type GatewayClient = grpc.Client & {
+  Connect(): Stream;
+  RenewCertificate(
+    req: RenewCertificateRequest,
+    cb: (err: grpc.ServiceError | null, res?: RenewCertificateResponse) => void,
+  ): void;
+};
+
+/** Thrown when the agent cannot go on without the operator (bad token, CA pin mismatch). */
+export class FatalAgentError extends Error {}
+
+/**
+ * The agent: enrolls with a join token, waits for approval, then keeps one mTLS stream to the
+ * service's agent port with heartbeats at the interval the service sets. Reconnects with
+ * exponential backoff and full jitter; renews its certificate at two thirds of its lifetime; enrolls
+ * again when the service has revoked its identity.
+ */
+export class Agent {
+  private readonly store: IdentityStore;
+  private readonly proto = loadAgentProto();
+  private readonly cpu = new CpuSampler();
+  private stopping = false;
+  private client: GatewayClient | undefined;
+  private stream: Stream | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+  private sequence = 0;
+  /** The id the service deleted, sent with the next enrollment so it comes back as pending. */
+  private previousWorkerId: string | undefined;
+
+  constructor(
+    private readonly options: AgentOptions,
+    private readonly log: Logger,
+  ) {
+    this.store = new IdentityStore(options.dataDir);
+  }
+
+  /** Runs until stop(). */
+  async run(): Promise<void> {
+    let backoff = MIN_BACKOFF_MS;
+    while (!this.stopping) {
+      let identity = this.store.load();
+      if (!identity) identity = await this.enroll();
+      if (!identity.certPem) identity = await this.awaitApproval(identity);
+      if (this.stopping) break;
+      const outcome = await this.session(identity);
+      if (outcome === 'revoked') {
+        this.log.warn({ worker_id: identity.workerId }, 'the service revoked this identity; enrolling again');
+        this.previousWorkerId = identity.workerId;
+        this.store.wipe();
+        backoff = MIN_BACKOFF_MS;
+        continue;
+      }
+      if (outcome === 'renewed' || outcome === 'healthy-close') {
+        backoff = MIN_BACKOFF_MS;
+        continue;
+      }
+      // Full jitter: anywhere between 0 and the current ceiling, so a fleet does not reconnect in step.
+      const delay = Math.round(Math.random() * backoff);
+      this.log.info({ delay_ms: delay }, 'reconnecting');
+      await this.sleep(delay);
+      backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
+    }
+  }
+
+  stop(): void {
+    this.stopping = true;
+    clearInterval(this.heartbeatTimer);
+    clearTimeout(this.renewTimer);
+    try {
+      this.stream?.end();
+    } catch {
+      // already closed
+    }
+    this.client?.close();
+    this.wake?.();
+  }
+
+  private async enroll(): Promise<Identity> {
+    if (!this.options.token)
+      throw new FatalAgentError('no identity in the data directory and no --token to enroll with');
+    const { keyPem, csrPem } = await newKeyAndCsr(this.options.name ?? hostname());
+    const body = {
+      token: this.options.token,
+      csr: csrPem,
+      hostname: hostname(),
+      address: this.options.address ?? primaryAddress(),
+      os: platform(),
+      arch: arch(),
+      version: this.options.version,
+      driver: this.options.driver,
+      ...(this.options.name ? { name: this.options.name } : {}),
+      ...(this.previousWorkerId ? { previous_worker_id: this.previousWorkerId } : {}),
+      labels: this.options.labels,
+    };
+    const res = await this.post('/api/v1/orchestrator/workers/enroll', body);
+    if (res.status === 401 || res.status === 422) {
+      const detail = typeof res.body.detail === 'string' ? res.body.detail : '';
+      throw new FatalAgentError(`enrollment refused (${res.status}): ${detail}`);
+    }
+    if (res.status !== 201 && res.status !== 200) throw new Error(`enrollment failed with ${res.status}`);
+    const ca = String(res.body.ca_certificate);
+    this.checkPin(ca);
+    const identity: Identity = {
+      workerId: String(res.body.worker_id),
+      enrollmentSecret: String(res.body.enrollment_secret),
+      agentEndpoint: this.options.agentEndpoint ?? String(res.body.agent_endpoint),
+      keyPem,
+      caPem: ca,
+      certPem: typeof res.body.certificate === 'string' ? res.body.certificate : null,
+    };
+    this.store.save(identity);
+    this.log.info({ worker_id: identity.workerId, status: res.body.status }, 'enrolled');
+    return identity;
+  }
+
+  private async awaitApproval(identity: Identity): Promise<Identity> {
+    this.log.info({ worker_id: identity.workerId }, 'waiting for approval');
+    let wait = MIN_BACKOFF_MS;
+    while (!this.stopping) {
+      const res = await this.post('/api/v1/orchestrator/workers/enroll/status', {
+        worker_id: identity.workerId,
+        enrollment_secret: identity.enrollmentSecret,
+      }).catch((err: unknown) => {
+        this.log.warn({ err: (err as Error).message }, 'approval poll failed');
+        return undefined;
+      });
+      if (res?.status === 401) {
+        // The worker was deleted while pending: start over.
+        this.store.wipe();
+        return this.enroll();
+      }
+      if (res?.status === 200 && typeof res.body.certificate === 'string') {
+        const approved = { ...identity, certPem: res.body.certificate };
+        this.store.save(approved);
+        this.log.info({ worker_id: identity.workerId }, 'approved; certificate received');
+        return approved;
+      }
+      await this.sleep(wait);
+      wait = Math.min(MAX_POLL_MS, wait * 2);
+    }
+    return identity;
+  }
+
+  /** One connection: resolves with why it ended. */
+  private session(identity: Identity): Promise<'revoked' | 'renewed' | 'healthy-close' | 'failed'> {
+    const credentials = grpc.credentials.createSsl(
+      Buffer.from(identity.caPem),
+      Buffer.from(identity.keyPem),
+      Buffer.from(identity.certPem!),
+    );
+    const client = new this.proto.AgentGateway(identity.agentEndpoint, credentials, {
+      'grpc.keepalive_time_ms': 30_000,
+      'grpc.keepalive_timeout_ms': 10_000,
+    }) as unknown as GatewayClient;
+    this.client = client;
+    const stream = client.Connect();
+    this.stream = stream;
+    let welcomed = false;
+    let outcome: 'revoked' | 'renewed' | 'healthy-close' | 'failed' = 'failed';
+
+    return new Promise((resolve) => {
+      const done = () => {
+        clearInterval(this.heartbeatTimer);
+        clearTimeout(this.renewTimer);
+        client.close();
+        if (this.stream === stream) this.stream = undefined;
+        resolve(outcome);
+      };
+      stream.on('data', (message: ServerMessage) => {
+        if (message.welcome) {
+          welcomed = true;
+          this.log.info({ worker_id: identity.workerId, status: message.welcome.status }, 'connected');
+          this.startHeartbeats(stream, message.welcome.heartbeat_interval_ms);
+          this.scheduleRenewal(identity, client, () => {
+            outcome = 'renewed';
+            stream.end();
+          });
+        } else if (message.disconnect) {
+          this.log.warn({ reason: message.disconnect.reason }, 'the service closed the stream');
+          if (message.disconnect.reason === IDENTITY_REVOKED) outcome = 'revoked';
+          else if (outcome === 'failed') outcome = welcomed ? 'healthy-close' : 'failed';
+        }
+      });
+      stream.on('error', (err: grpc.ServiceError) => {
+        if (err.code === grpc.status.UNAUTHENTICATED && err.details.includes(IDENTITY_REVOKED))
+          outcome = 'revoked';
+        if (!this.stopping && outcome !== 'renewed')
+          this.log.warn({ code: err.code, details: err.details }, 'stream error');
+        done();
+      });
+      stream.on('end', done);
+      stream.write({
+        hello: {
+          worker_id: identity.workerId,
+          version: this.options.version,
+          hostname: hostname(),
+          driver: this.options.driver,
+          probe_address: '',
+        },
+      });
+    });
+  }
+
+  private startHeartbeats(stream: Stream, intervalMs: number): void {
+    clearInterval(this.heartbeatTimer);
+    const beat = () => {
+      const driverOk = this.options.driver === 'process' || existsSync('/var/run/docker.sock');
+      stream.write({
+        heartbeat: {
+          sequence: ++this.sequence,
+          metrics: nodeMetrics(this.cpu, this.options.dataDir, 0),
+          checks: agentChecks(this.options.dataDir, driverOk, driverOk ? '' : 'docker socket not found'),
+        },
+      });
+    };
+    beat();
+    this.heartbeatTimer = setInterval(beat, Math.max(100, intervalMs));
+  }
+
+  /** At two thirds of the certificate's lifetime: a new key, a CSR, RenewCertificate, reconnect. */
+  private scheduleRenewal(identity: Identity, client: GatewayClient, reconnect: () => void): void {
+    const { notBefore, notAfter } = certificateValidity(identity.certPem!);
+    const at = notBefore.getTime() + ((notAfter.getTime() - notBefore.getTime()) * 2) / 3;
+    clearTimeout(this.renewTimer);
+    this.renewTimer = setTimeout(
+      () => {
+        void (async () => {
+          const { keyPem, csrPem } = await newKeyAndCsr(identity.workerId);
+          client.RenewCertificate({ csr_pem: csrPem }, (err, res) => {
+            if (err || !res) {
+              this.log.warn(
+                { code: err?.code, details: err?.details },
+                'certificate renewal failed; retrying in 30 s',
+              );
+              this.renewTimer = setTimeout(() => this.scheduleRenewal(identity, client, reconnect), 30_000);
+              return;
+            }
+            this.store.save({
+              ...identity,
+              keyPem,
+              certPem: res.certificate_pem,
+              caPem: res.ca_certificate_pem,
+            });
+            this.log.info({ worker_id: identity.workerId, not_after: res.not_after }, 'certificate renewed');
+            reconnect();
+          });
+        })();
+      },
+      Math.max(0, Math.min(at - Date.now(), 2 ** 31 - 1)),
+    );
+  }
+
+  private checkPin(caPem: string): void {
+    const pin = this.options.caFingerprint
+      ?.toLowerCase()
+      .replace(/^sha256:/, '')
+      .replace(/:/g, '');
+    if (!pin) return;
+    const actual = certificateFingerprint(caPem);
+    if (actual !== pin) {
+      throw new FatalAgentError(`the service's CA fingerprint ${actual} does not match the pinned ${pin}`);
+    }
+  }
+
+  private async post(
+    path: string,
+    body: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await fetch(new URL(path, this.options.server), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await res.text();
+    let parsed: Record<string, unknown> = {};
+    try {
+      parsed = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // not JSON
+    }
+    return { status: res.status, body: parsed };
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
+
+/** The first non-internal IPv4 address, else the hostname. */
+function primaryAddress(): string {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return hostname();
+}

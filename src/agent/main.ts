@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Agent, FatalAgentError } from './agent.js';
+import { agentLogger } from './logger.js';
+
+const USAGE = `usage: stack-agent --server URL [--token TOKEN] [--data-dir DIR] [--name NAME]
+                   [--driver docker|process] [--ca-fingerprint SHA256] [--label key=value ...]
+                   [--address ADDRESS] [--agent-endpoint HOST:PORT] [--log-level LEVEL]`;
+
+function main(): void {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        server: { type: 'string' },
+        token: { type: 'string' },
+        'data-dir': { type: 'string', default: './agent-data' },
+        name: { type: 'string' },
+        driver: { type: 'string', default: 'process' },
+        'ca-fingerprint': { type: 'string' },
+        label: { type: 'string', multiple: true, default: [] },
+        address: { type: 'string' },
+        'agent-endpoint': { type: 'string' },
+        'log-level': { type: 'string', default: 'info' },
+        help: { type: 'boolean', default: false },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    process.stderr.write(`stack-agent: ${(err as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (!values.server || (values.driver !== 'docker' && values.driver !== 'process')) {
+    process.stderr.write(`stack-agent: --server is required and --driver is docker or process\n${USAGE}\n`);
+    process.exit(2);
+  }
+  const labels: Record<string, string> = {};
+  for (const pair of values.label) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) {
+      process.stderr.write(`stack-agent: --label wants key=value, got ${pair}\n`);
+      process.exit(2);
+    }
+    labels[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  const log = agentLogger(values['log-level']);
+  const agent = new Agent(
+    {
+      server: values.server,
+      token: values.token,
+      dataDir: resolve(values['data-dir']),
+      name: values.name,
+      driver: values.driver,
+      caFingerprint: values['ca-fingerprint'],
+      labels,
+      address: values.address,
+      version: pkg.version,
+      agentEndpoint: values['agent-endpoint'],
+    },
+    log,
+  );
+  const stop = (signal: string) => {
+    log.info({ signal }, 'stopping');
+    agent.stop();
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  agent.run().then(
+    () => {
+      log.info('stopped');
+      process.exitCode = 0;
+    },
+    (err: unknown) => {
+      log.fatal(
+        { err: (err as Error).message },
+        err instanceof FatalAgentError ? 'cannot continue' : 'agent failed',
+      );
+      process.exitCode = 1;
+    },
+  );
+}
+
+main();

@@ -1,0 +1,9 @@
+import { IsIn, IsOptional } from 'class-validator';
+import { PageQueryDto } from '../../common/pagination.js';
+import { WORKER_STATES, type WorkerState } from '../worker-state.js';
+
+export class ListWorkersDto extends PageQueryDto {
+  @IsOptional()
+  @IsIn(WORKER_STATES, { message: `status must be one of ${WORKER_STATES.join(', ')}` })
+  status?: WorkerState;
+}

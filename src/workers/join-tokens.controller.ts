@@ -1,0 +1,34 @@
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { RequireScopes } from '../auth/auth.decorators.js';
+import { PageQueryDto } from '../common/pagination.js';
+import { orchestratorPaths } from '../common/paths.js';
+import { CreateJoinTokenDto } from './dto/create-join-token.dto.js';
+import { JoinTokensService, type CreatedJoinToken, type JoinTokenView } from './join-tokens.service.js';
+
+@Controller(orchestratorPaths('join-tokens'))
+export class JoinTokensController {
+  constructor(private readonly joinTokens: JoinTokensService) {}
+
+  @Post()
+  @RequireScopes('workers:admin')
+  @Header('Cache-Control', 'no-store')
+  create(@Body() body: CreateJoinTokenDto): Promise<CreatedJoinToken> {
+    return this.joinTokens.create(body);
+  }
+
+  @Get()
+  @RequireScopes('workers:admin')
+  async list(
+    @Query() query: PageQueryDto,
+  ): Promise<{ join_tokens: JoinTokenView[]; next_cursor: string | null }> {
+    const page = await this.joinTokens.list(query);
+    return { join_tokens: page.items, next_cursor: page.next_cursor };
+  }
+
+  @Delete(':id')
+  @RequireScopes('workers:admin')
+  @HttpCode(204)
+  revoke(@Param('id') id: string): Promise<void> {
+    return this.joinTokens.revoke(id);
+  }
+}

@@ -1,0 +1,133 @@
+import { Injectable } from '@nestjs/common';
+import { timingSafeEqual } from 'node:crypto';
+import { AuditService } from '../audit/audit.service.js';
+import { NotFoundError } from '../common/app-error.js';
+import { parseDuration } from '../common/duration.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  decodeCursor,
+  encodeCursor,
+  type Page,
+  type PageQueryDto,
+} from '../common/pagination.js';
+import { RequestContext } from '../common/request-context.js';
+import { randomToken, tokenDigest } from '../common/secrets.js';
+import { ValidationFailedError } from '../common/app-error.js';
+import { AppConfig } from '../config/config.js';
+import type { CreateJoinTokenDto } from './dto/create-join-token.dto.js';
+import { JoinTokenEntity } from './entities/join-token.entity.js';
+import { JoinTokensRepository } from './join-tokens.repository.js';
+import { validateLabels } from './labels.js';
+
+const PREFIX = 'sojt_';
+const MAX_TTL_MS = 365 * 86_400_000;
+/** `sojt_<id>.<secret>`: the id is public (lists show it), the secret is 256 random bits. */
+const TOKEN_FORMAT = /^sojt_([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})$/;
+
+export interface JoinTokenView {
+  id: string;
+  pre_approved: boolean;
+  labels: Record<string, string>;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  expired: boolean;
+  uses: number;
+}
+
+export interface CreatedJoinToken {
+  token: string;
+  id: string;
+  expires_at: string;
+  pre_approved: boolean;
+  labels: Record<string, string>;
+}
+
+@Injectable()
+export class JoinTokensService {
+  constructor(
+    private readonly repository: JoinTokensRepository,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async create(dto: CreateJoinTokenDto): Promise<CreatedJoinToken> {
+    const caller = RequestContext.requireCaller();
+    const ttl = dto.ttl === undefined ? this.config.joinTokenTtlMs : parseDuration(dto.ttl);
+    if (ttl === undefined || ttl < 60_000 || ttl > MAX_TTL_MS) {
+      throw new ValidationFailedError([{ path: 'ttl', message: 'ttl must be between 1m and 365d' }]);
+    }
+    const labels = validateLabels(dto.labels, 'labels');
+    const id = randomToken('', 12);
+    const secret = randomToken('', 32);
+    const token = Object.assign(new JoinTokenEntity(), {
+      id,
+      secretHash: tokenDigest(secret),
+      owner: caller.owner,
+      preApproved: dto.pre_approved ?? false,
+      labels,
+      createdBy: caller.clientId,
+      createdAt: new Date(),
+      expiresAt: new Date(Date.now() + ttl),
+      revokedAt: null,
+      uses: 0,
+    });
+    await this.repository.insert(token);
+    await this.audit.record({
+      action: 'join_token.created',
+      target: id,
+      details: { pre_approved: token.preApproved },
+    });
+    return {
+      token: `${PREFIX}${id}.${secret}`,
+      id,
+      expires_at: token.expiresAt.toISOString(),
+      pre_approved: token.preApproved,
+      labels,
+    };
+  }
+
+  async list(query: PageQueryDto): Promise<Page<JoinTokenView>> {
+    const owner = RequestContext.requireCaller().owner;
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const rows = await this.repository.listInOwner(owner, limit + 1, decodeCursor(query.cursor));
+    const last = rows.length > limit ? rows[limit - 1] : undefined;
+    return {
+      items: rows.slice(0, limit).map(toView),
+      next_cursor: last ? encodeCursor({ at: last.createdAt.toISOString(), id: last.id }) : null,
+    };
+  }
+
+  async revoke(id: string): Promise<void> {
+    const owner = RequestContext.requireCaller().owner;
+    if (!(await this.repository.findInOwner(owner, id))) throw new NotFoundError(`No join token ${id}.`);
+    await this.repository.revokeInOwner(owner, id);
+    await this.audit.record({ action: 'join_token.revoked', target: id });
+  }
+
+  /** The join token a presented string stands for, if it is well-formed, known, live and matches. */
+  async redeem(presented: string): Promise<JoinTokenEntity | undefined> {
+    const match = TOKEN_FORMAT.exec(presented);
+    if (!match) return undefined;
+    const token = await this.repository.findForEnrollment(match[1]);
+    if (!token || token.revokedAt !== null || token.expiresAt.getTime() <= Date.now()) return undefined;
+    const expected = Buffer.from(token.secretHash);
+    const actual = Buffer.from(tokenDigest(match[2]));
+    if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return undefined;
+    await this.repository.countUse(token.id);
+    return token;
+  }
+}
+
+function toView(t: JoinTokenEntity): JoinTokenView {
+  return {
+    id: t.id,
+    pre_approved: t.preApproved,
+    labels: t.labels,
+    created_at: t.createdAt.toISOString(),
+    expires_at: t.expiresAt.toISOString(),
+    revoked_at: t.revokedAt?.toISOString() ?? null,
+    expired: t.expiresAt.getTime() <= Date.now(),
+    uses: t.uses,
+  };
+}

@@ -1,0 +1,53 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Public, RequireScopes } from '../auth/auth.decorators.js';
+import { orchestratorPaths } from '../common/paths.js';
+import { EnrollDto, EnrollmentStatusDto } from './dto/enroll.dto.js';
+import { ListWorkersDto } from './dto/list-workers.dto.js';
+import { WorkersService, type EnrollmentResult, type WorkerView } from './workers.service.js';
+
+@Controller(orchestratorPaths('workers'))
+export class WorkersController {
+  constructor(private readonly workers: WorkersService) {}
+
+  @Get()
+  @RequireScopes('orchestrator:read')
+  async list(@Query() query: ListWorkersDto): Promise<{ workers: WorkerView[]; next_cursor: string | null }> {
+    const page = await this.workers.list(query);
+    return { workers: page.items, next_cursor: page.next_cursor };
+  }
+
+  /** Agents enroll with a join token instead of an access token. */
+  @Post('enroll')
+  @Public()
+  enroll(@Body() body: EnrollDto): Promise<EnrollmentResult> {
+    return this.workers.enroll(body);
+  }
+
+  /** A pending agent polls with its enrollment secret. */
+  @Post('enroll/status')
+  @Public()
+  @HttpCode(200)
+  enrollmentStatus(@Body() body: EnrollmentStatusDto) {
+    return this.workers.enrollmentStatus(body);
+  }
+
+  @Get(':id')
+  @RequireScopes('orchestrator:read')
+  get(@Param('id') id: string): Promise<WorkerView> {
+    return this.workers.get(id);
+  }
+
+  @Post(':id/approve')
+  @RequireScopes('workers:admin')
+  @HttpCode(200)
+  approve(@Param('id') id: string): Promise<WorkerView> {
+    return this.workers.approve(id);
+  }
+
+  @Delete(':id')
+  @RequireScopes('workers:admin')
+  @HttpCode(204)
+  delete(@Param('id') id: string): Promise<void> {
+    return this.workers.delete(id);
+  }
+}

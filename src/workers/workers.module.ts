@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { AgentGatewayModule } from '../agent-gateway/agent-gateway.module.js';
+import { AuthModule } from '../auth/auth.module.js';
+import { HealthModule } from '../health/health.module.js';
+import { JoinTokensController } from './join-tokens.controller.js';
+import { JoinTokensRepository } from './join-tokens.repository.js';
+import { JoinTokensService } from './join-tokens.service.js';
+import { WorkersController } from './workers.controller.js';
+import { WorkersRepository } from './workers.repository.js';
+import { WorkersService } from './workers.service.js';
+
+@Module({
+  imports: [AgentGatewayModule, AuthModule, HealthModule],
+  controllers: [WorkersController, JoinTokensController],
+  providers: [WorkersService, WorkersRepository, JoinTokensService, JoinTokensRepository],
+  exports: [WorkersService],
+})
+export class WorkersModule {}

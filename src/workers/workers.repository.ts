@@ -1,0 +1,101 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, Repository } from 'typeorm';
+import type { Cursor } from '../common/pagination.js';
+import { WorkerEntity } from './entities/worker.entity.js';
+import type { NodeMetrics, WorkerState } from './worker-state.js';
+
+export interface HeartbeatRow {
+  id: string;
+  status: WorkerState;
+  metrics: NodeMetrics;
+  lastHeartbeat: Date;
+}
+
+@Injectable()
+export class WorkersRepository {
+  private readonly repo: Repository<WorkerEntity>;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.repo = dataSource.getRepository(WorkerEntity);
+  }
+
+  async insert(worker: WorkerEntity): Promise<void> {
+    await this.repo.insert(worker);
+  }
+
+  findInOwner(owner: string, id: string): Promise<WorkerEntity | null> {
+    return this.repo.findOneBy({ owner, id });
+  }
+
+  /** Unscoped by design: the gateway knows a worker only by the id in its certificate. */
+  findById(id: string): Promise<WorkerEntity | null> {
+    return this.repo.findOneBy({ id });
+  }
+
+  listInOwner(owner: string, limit: number, status?: WorkerState, after?: Cursor): Promise<WorkerEntity[]> {
+    const qb = this.repo
+      .createQueryBuilder('w')
+      .where('w.owner = :owner', { owner })
+      .orderBy('w.created_at', 'ASC')
+      .addOrderBy('w.id', 'ASC')
+      .limit(limit);
+    if (status) qb.andWhere('w.status = :status', { status });
+    if (after) qb.andWhere('(w.created_at, w.id) > (:at, :id)', { at: after.at, id: after.id });
+    return qb.getMany();
+  }
+
+  /** Approves a pending worker; false when it was not pending (already approved, or gone). */
+  async approve(owner: string, id: string, status: WorkerState, at: Date): Promise<boolean> {
+    const result = await this.repo.update({ owner, id, status: 'pending' }, { status, approvedAt: at });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Workers per status, every owner: for the health check and the healthy gauge. */
+  async countByStatus(): Promise<Record<string, number>> {
+    const rows = await this.dataSource.query<{ status: string; n: string }[]>(
+      'SELECT status, count(*) AS n FROM workers GROUP BY status',
+    );
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.repo.delete({ id });
+  }
+
+  /** One statement for a batch of heartbeats: the flush of the in-memory state. */
+  async flushHeartbeats(rows: HeartbeatRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE workers AS w
+          SET status = u.status, metrics = u.metrics, last_heartbeat = u.last_heartbeat
+         FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::text[]) AS status,
+                      unnest($3::jsonb[]) AS metrics, unnest($4::timestamptz[]) AS last_heartbeat) AS u
+        WHERE w.id = u.id AND w.status <> 'pending'`,
+      [
+        rows.map((r) => r.id),
+        rows.map((r) => r.status),
+        rows.map((r) => JSON.stringify(r.metrics)),
+        rows.map((r) => r.lastHeartbeat.toISOString()),
+      ],
+    );
+  }
+
+  /**
+   * The unreachable sweep, one statement: approved workers whose last heartbeat (or approval, if
+   * they never sent one) is older than `silenceMs` become unreachable. Returns them with their
+   * previous status.
+   */
+  async markUnreachable(silenceMs: number): Promise<{ id: string; previous: WorkerState }[]> {
+    const [rows] = await this.dataSource.query<[{ id: string; previous: WorkerState }[], number]>(
+      `UPDATE workers AS w SET status = 'unreachable'
+         FROM (SELECT id, status AS previous FROM workers
+                WHERE status IN ('healthy', 'degraded', 'unhealthy')
+                  AND coalesce(last_heartbeat, approved_at) < now() - ($1 || ' milliseconds')::interval
+                FOR UPDATE) AS old
+        WHERE w.id = old.id
+        RETURNING w.id, old.previous`,
+      [String(silenceMs)],
+    );
+    return rows;
+  }
+}

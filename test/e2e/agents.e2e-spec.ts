@@ -1,0 +1,334 @@
+import * as grpc from '@grpc/grpc-js';
+import { cpSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadAgentProto, type ServerMessage } from '../../src/agent-protocol/index.js';
+import { AgentProcess } from '../support/agent-process.js';
+import { eventually, startTestApp, type TestApp } from '../support/app.js';
+import { foreignClientCertificate } from '../support/pki.js';
+
+interface Worker {
+  id: string;
+  name: string;
+  status: string;
+  last_heartbeat: string | null;
+  metrics: {
+    cpu_percent: number;
+    memory_percent: number;
+    disk_percent: number;
+    containers_running: number;
+  } | null;
+  connected: boolean;
+  labels: Record<string, string>;
+}
+
+describe('the agent plane with real agents over mutual TLS', () => {
+  let t: TestApp;
+  const agents: AgentProcess[] = [];
+  let gatewayEndpoint: string;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { HEARTBEAT_INTERVAL: '400ms', WORKER_CERT_TTL: '6s' } });
+    gatewayEndpoint = (await api('get', '/api/v1/orchestrator/info')).body.agent_endpoint as string;
+  });
+  afterEach(async () => {
+    await Promise.all(agents.splice(0).map((a) => a.stop('SIGKILL')));
+  });
+  afterAll(() => t.close());
+
+  async function api(method: 'get' | 'post' | 'delete', path: string, body?: object) {
+    const req = t.http[method](path).set('Authorization', await t.adminAuth());
+    return body ? req.send(body) : req;
+  }
+
+  async function joinToken(body: object = {}): Promise<string> {
+    const res = await api('post', '/api/v1/orchestrator/join-tokens', body);
+    expect(res.status).toBe(201);
+    return res.body.token as string;
+  }
+
+  function agent(
+    token: string | undefined,
+    name: string,
+    dataDir?: string,
+    args: string[] = [],
+  ): AgentProcess {
+    const a = AgentProcess.start({ server: t.url, token, name, dataDir, args });
+    agents.push(a);
+    return a;
+  }
+
+  async function workerNamed(name: string): Promise<Worker | undefined> {
+    const res = await api('get', '/api/v1/orchestrator/workers?limit=200');
+    return (res.body.workers as Worker[]).find((w) => w.name === name);
+  }
+
+  async function waitForStatus(name: string, status: string, timeoutMs = 15_000): Promise<Worker> {
+    let last: Worker | undefined;
+    await eventually(async () => (last = await workerNamed(name))?.status === status, timeoutMs);
+    return last!;
+  }
+
+  it('join tokens: created once with their secret, listed without it, scoped to workers:admin', async () => {
+    const res = await api('post', '/api/v1/orchestrator/join-tokens', { ttl: '2h', labels: { zone: 'a' } });
+    expect(res.status).toBe(201);
+    expect(res.body.token).toMatch(/^sojt_[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{43}$/);
+    expect(Date.parse(res.body.expires_at as string) - Date.now()).toBeGreaterThan(7_100_000);
+    expect(res.body.pre_approved).toBe(false);
+    const list = await api('get', '/api/v1/orchestrator/join-tokens');
+    const listed = (list.body.join_tokens as { id: string }[]).find((j) => j.id === res.body.id);
+    expect(listed).toMatchObject({
+      pre_approved: false,
+      labels: { zone: 'a' },
+      revoked_at: null,
+      expired: false,
+    });
+    expect(JSON.stringify(list.body)).not.toContain((res.body.token as string).split('.')[1]);
+    const rows = await t.app
+      .get(DataSource)
+      .query<{ secret_hash: string }[]>('SELECT secret_hash FROM join_tokens');
+    expect(JSON.stringify(rows)).not.toContain((res.body.token as string).split('.')[1]);
+    const read = `Bearer ${(await t.token(undefined, 'orchestrator:read')).access_token}`;
+    await t.http.post('/api/v1/orchestrator/join-tokens').set('Authorization', read).send({}).expect(403);
+    await t.http.post('/api/v1/orchestrator/join-tokens').send({}).expect(401);
+    for (const bad of [
+      { ttl: 'soon' },
+      { ttl: '1s' },
+      { labels: { 'Bad Key': 'x' } },
+      { pre_approved: 'yes' },
+    ]) {
+      expect((await api('post', '/api/v1/orchestrator/join-tokens', bad)).status, JSON.stringify(bad)).toBe(
+        422,
+      );
+    }
+  });
+
+  it('enrolls, waits as pending, is approved, then connects and turns healthy with metrics', async () => {
+    const a = agent(await joinToken({ labels: { zone: 'b' } }), 'node-approve', undefined, [
+      '--label',
+      'rack=r1',
+    ]);
+    const pending = await waitForStatus('node-approve', 'pending');
+    expect(pending).toMatchObject({
+      last_heartbeat: null,
+      metrics: null,
+      connected: false,
+      labels: { zone: 'b', rack: 'r1' },
+    });
+    const filtered = await api('get', '/api/v1/orchestrator/workers?status=pending');
+    expect((filtered.body.workers as Worker[]).every((w) => w.status === 'pending')).toBe(true);
+    expect((filtered.body.workers as Worker[]).map((w) => w.id)).toContain(pending.id);
+
+    const approved = await api('post', `/api/v1/orchestrator/workers/${pending.id}/approve`);
+    expect(approved.status).toBe(200);
+    expect(approved.body.approved_at).not.toBeNull();
+    const healthy = await waitForStatus('node-approve', 'healthy');
+    expect(healthy.connected).toBe(true);
+    expect(Date.now() - Date.parse(healthy.last_heartbeat!)).toBeLessThan(5000);
+    expect(healthy.metrics!.memory_percent).toBeGreaterThan(0);
+    expect(healthy.metrics!.disk_percent).toBeGreaterThan(0);
+    expect(healthy.metrics!.containers_running).toBe(0);
+    expect(a.logged('connected')).toBe(true);
+
+    // The agent keeps its key to itself.
+    expect(statSync(join(a.dataDir, 'key.pem')).mode & 0o777).toBe(0o600);
+    // A second approval is a conflict; worker details answer by id; metrics follow reality.
+    expect((await api('post', `/api/v1/orchestrator/workers/${pending.id}/approve`)).status).toBe(409);
+    expect((await api('get', `/api/v1/orchestrator/workers/${pending.id}`)).body.id).toBe(pending.id);
+    const metrics = (await t.http.get('/metrics')).text;
+    expect(metrics).toMatch(/^stack_workers_connected 1$/m);
+    await eventually(async () => /^stack_workers_healthy [1-9]/m.test((await t.http.get('/metrics')).text));
+    expect((await t.http.get('/api/v1/orchestrator/health')).body.checks).toMatchObject({
+      grpc: 'ok',
+      workers: 'ok',
+    });
+    const audit = await api('get', '/api/v1/orchestrator/audit?action=worker.approved');
+    expect((audit.body.events as { target: string }[]).map((e) => e.target)).toContain(pending.id);
+  });
+
+  it('a pre-approved join token connects at once, and the CA fingerprint can be pinned', async () => {
+    const fingerprint = (await api('get', '/api/v1/orchestrator/info')).body.ca_fingerprint as string;
+    agent(await joinToken({ pre_approved: true }), 'node-pre', undefined, ['--ca-fingerprint', fingerprint]);
+    const w = await waitForStatus('node-pre', 'healthy');
+    expect(w.connected).toBe(true);
+  });
+
+  it('an agent pinned to another CA fingerprint refuses to continue', async () => {
+    const a = agent(await joinToken({ pre_approved: true }), 'node-pin', undefined, [
+      '--ca-fingerprint',
+      'ab'.repeat(32),
+    ]);
+    expect(await a.exited).toBe(1);
+    expect(a.records().some((r) => r.level === 'FATAL' && String(r.err).includes('does not match'))).toBe(
+      true,
+    );
+  });
+
+  it('refuses expired, revoked and malformed join tokens', async () => {
+    const expired = await joinToken();
+    await t.app
+      .get(DataSource)
+      .query(`UPDATE join_tokens SET expires_at = now() - interval '1 minute' WHERE id = $1`, [
+        expired.slice(5, 21),
+      ]);
+    const revoked = await joinToken();
+    expect((await api('delete', `/api/v1/orchestrator/join-tokens/${revoked.slice(5, 21)}`)).status).toBe(
+      204,
+    );
+    for (const token of [expired, revoked, `${revoked.slice(0, -3)}xyz`, 'sojt_nonsense']) {
+      const a = agent(token, `node-bad-${agents.length}`);
+      expect(await a.exited).toBe(1);
+      expect(
+        a.records().some((r) => r.level === 'FATAL' && String(r.err).includes('enrollment refused')),
+      ).toBe(true);
+    }
+  });
+
+  describe('the agent port', () => {
+    const proto = loadAgentProto();
+
+    function connect(
+      credentials: grpc.ChannelCredentials,
+      workerId: string,
+    ): Promise<{ welcomed: boolean; error?: grpc.ServiceError }> {
+      const client = new proto.AgentGateway(gatewayEndpoint, credentials) as unknown as grpc.Client & {
+        Connect(): grpc.ClientDuplexStream<object, ServerMessage>;
+      };
+      const stream = client.Connect();
+      return new Promise((resolve) => {
+        stream.on('data', (m: ServerMessage) => {
+          if (m.welcome) {
+            stream.end();
+            client.close();
+            resolve({ welcomed: true });
+          }
+        });
+        stream.on('error', (error: grpc.ServiceError) => {
+          client.close();
+          resolve({ welcomed: false, error });
+        });
+        stream.write({
+          hello: {
+            worker_id: workerId,
+            version: 'test',
+            hostname: 'x',
+            driver: 'process',
+            probe_address: '',
+          },
+        });
+      });
+    }
+
+    async function approvedAgentFiles(name: string): Promise<{ dir: string; worker: Worker }> {
+      const a = agent(await joinToken({ pre_approved: true }), name);
+      const worker = await waitForStatus(name, 'healthy');
+      return { dir: a.dataDir, worker };
+    }
+
+    const files = (dir: string) => ({
+      ca: readFileSync(join(dir, 'ca.pem')),
+      key: readFileSync(join(dir, 'key.pem')),
+      cert: readFileSync(join(dir, 'cert.pem')),
+    });
+
+    it('refuses a client without a certificate, and one whose certificate another CA signed', async () => {
+      const { dir, worker } = await approvedAgentFiles('node-tls');
+      const { ca } = files(dir);
+      const none = await connect(grpc.credentials.createSsl(ca), worker.id);
+      expect(none.welcomed).toBe(false);
+      const impostor = await foreignClientCertificate(worker.id);
+      const foreign = await connect(
+        grpc.credentials.createSsl(ca, Buffer.from(impostor.keyPem), Buffer.from(impostor.certPem)),
+        worker.id,
+      );
+      expect(foreign.welcomed).toBe(false);
+      expect(foreign.error?.code).toBe(grpc.status.UNAVAILABLE);
+    });
+
+    it('binds the certificate to its worker: hello for another worker is refused', async () => {
+      const { dir } = await approvedAgentFiles('node-bind');
+      const { ca, key, cert } = files(dir);
+      const other = await connect(
+        grpc.credentials.createSsl(ca, key, cert),
+        '00000000-0000-4000-8000-000000000000',
+      );
+      expect(other.error?.code).toBe(grpc.status.PERMISSION_DENIED);
+    });
+
+    it('answers grpc.health.v1 for a client with a valid certificate', async () => {
+      const { dir } = await approvedAgentFiles('node-health');
+      const { ca, key, cert } = files(dir);
+      const { HealthClient } = await import('../support/health-client.js');
+      const status = await new HealthClient(gatewayEndpoint, grpc.credentials.createSsl(ca, key, cert)).check(
+        'stack.agent.v1.AgentGateway',
+      );
+      expect(status).toBe('SERVING');
+    });
+
+    it('deleting a worker revokes its certificate and closes its stream; the agent enrolls again as pending', async () => {
+      const a = agent(await joinToken({ pre_approved: true }), 'node-delete');
+      const before = await waitForStatus('node-delete', 'healthy');
+      const saved = mkdtempSync(join(tmpdir(), 'so-saved-'));
+      cpSync(a.dataDir, saved, { recursive: true });
+      expect((await api('delete', `/api/v1/orchestrator/workers/${before.id}`)).status).toBe(204);
+      expect((await api('get', `/api/v1/orchestrator/workers/${before.id}`)).status).toBe(404);
+      const again = await waitForStatus('node-delete', 'pending');
+      expect(again.id).not.toBe(before.id);
+      expect(a.logged('the service revoked this identity; enrolling again')).toBe(true);
+      // The old certificate is refused when a connection opens.
+      const { ca, key, cert } = files(saved);
+      const reuse = await connect(grpc.credentials.createSsl(ca, key, cert), before.id);
+      expect(reuse.welcomed).toBe(false);
+      expect(reuse.error?.code).toBe(grpc.status.UNAUTHENTICATED);
+      const audit = await api('get', '/api/v1/orchestrator/audit?action=worker.deleted');
+      expect((audit.body.events as { target: string }[]).map((e) => e.target)).toContain(before.id);
+    });
+  });
+
+  it('SIGSTOP makes a worker unreachable after 3 missed heartbeats; SIGCONT brings it back', async () => {
+    const a = agent(await joinToken({ pre_approved: true }), 'node-stop');
+    await waitForStatus('node-stop', 'healthy');
+    a.signal('SIGSTOP');
+    const gone = await waitForStatus('node-stop', 'unreachable', 10_000);
+    expect(Date.now() - Date.parse(gone.last_heartbeat!)).toBeGreaterThanOrEqual(1200);
+    a.signal('SIGCONT');
+    await waitForStatus('node-stop', 'healthy', 10_000);
+    const transitions = (t.logs.records() as { worker_id?: string; from?: string; to?: string }[]).filter(
+      (r) => r.worker_id === gone.id && r.to,
+    );
+    expect(transitions.map((r) => `${r.from}->${r.to}`)).toEqual(
+      expect.arrayContaining(['healthy->unreachable', 'unreachable->healthy']),
+    );
+  });
+
+  it('renews its certificate at two thirds of a short lifetime and stays connected', async () => {
+    const a = agent(await joinToken({ pre_approved: true }), 'node-renew');
+    const w = await waitForStatus('node-renew', 'healthy');
+    const first = readFileSync(join(a.dataDir, 'cert.pem'), 'utf8');
+    await eventually(() => a.logged('certificate renewed'), 15_000);
+    expect(readFileSync(join(a.dataDir, 'cert.pem'), 'utf8')).not.toBe(first);
+    const certs = await t.app
+      .get(DataSource)
+      .query<{ n: string }[]>('SELECT count(*) AS n FROM worker_certificates WHERE worker_id = $1', [w.id]);
+    expect(Number(certs[0].n)).toBeGreaterThanOrEqual(2);
+    // Past the first certificate's expiry (6 s), the worker is still healthy on a renewed one.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const now = await waitForStatus('node-renew', 'healthy');
+    expect(now.connected).toBe(true);
+  });
+
+  it('validates worker queries', async () => {
+    expect((await api('get', '/api/v1/orchestrator/workers?status=bogus')).status).toBe(422);
+    expect((await api('get', '/api/v1/orchestrator/workers/not-a-uuid')).status).toBe(404);
+    expect(
+      (await api('get', '/api/v1/orchestrator/workers/00000000-0000-4000-8000-000000000000')).status,
+    ).toBe(404);
+    expect(
+      (await api('post', '/api/v1/orchestrator/workers/00000000-0000-4000-8000-000000000000/approve')).status,
+    ).toBe(404);
+    const enroll = await t.http.post('/api/v1/orchestrator/workers/enroll').send({ token: 'x' });
+    expect(enroll.status).toBe(422);
+  });
+});

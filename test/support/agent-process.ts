@@ -1,0 +1,73 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LogRecord } from './log-capture.js';
+
+const AGENT_MAIN = fileURLToPath(new URL('../../dist/agent/main.js', import.meta.url));
+
+/** The real agent program (`npm run agent`) as a child process. */
+export class AgentProcess {
+  readonly lines: string[] = [];
+  readonly exited: Promise<number | null>;
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly dataDir: string,
+  ) {
+    let partial = '';
+    const take = (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n');
+      partial = parts.pop() ?? '';
+      this.lines.push(...parts.filter(Boolean));
+    };
+    child.stdout?.on('data', take);
+    child.stderr?.on('data', take);
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  static start(options: {
+    server: string;
+    token?: string;
+    dataDir?: string;
+    name?: string;
+    args?: string[];
+  }): AgentProcess {
+    const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'so-agent-'));
+    const args = [AGENT_MAIN, '--server', options.server, '--data-dir', dataDir, ...(options.args ?? [])];
+    if (options.token) args.push('--token', options.token);
+    if (options.name) args.push('--name', options.name);
+    const child = spawn(process.execPath, args, {
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new AgentProcess(child, dataDir);
+  }
+
+  records(): LogRecord[] {
+    return this.lines.flatMap((line) => {
+      try {
+        return [JSON.parse(line) as LogRecord];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  logged(msg: string): boolean {
+    return this.records().some((r) => r.msg === msg);
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGCONT');
+      this.child.kill(signal);
+    }
+    return this.exited;
+  }
+}
