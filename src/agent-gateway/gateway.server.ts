@@ -185,7 +185,10 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
             });
             return;
           }
-          if (message.heartbeat) events.heartbeat(workerId, message.heartbeat);
+          if (message.heartbeat) {
+            events.heartbeat(workerId, message.heartbeat);
+            stream.write({ heartbeat_ack: { sequence: message.heartbeat.sequence } });
+          }
           else if (message.connectivity) events.connectivity(workerId, message.connectivity);
         })
         .catch(fail);

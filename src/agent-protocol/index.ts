@@ -94,6 +94,7 @@ export interface ServerMessage {
   welcome?: WelcomeMsg;
   probe?: ProbeRequestMsg;
   disconnect?: { reason: string };
+  heartbeat_ack?: { sequence: number };
 }
 
 export interface RenewCertificateRequest {
