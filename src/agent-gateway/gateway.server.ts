@@ -188,8 +188,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
           if (message.heartbeat) {
             events.heartbeat(workerId, message.heartbeat);
             stream.write({ heartbeat_ack: { sequence: message.heartbeat.sequence } });
-          }
-          else if (message.connectivity) events.connectivity(workerId, message.connectivity);
+          } else if (message.connectivity) events.connectivity(workerId, message.connectivity);
         })
         .catch(fail);
     });

@@ -18,6 +18,8 @@ import {
   type Identity,
 } from './identity.js';
 import { agentChecks, CpuSampler, nodeMetrics } from './node-metrics.js';
+import { probe, startProbeListener } from './probe.js';
+import type { Server } from 'node:net';
 
 export interface AgentOptions {
   server: string;
@@ -31,6 +33,8 @@ export interface AgentOptions {
   version: string;
   /** Overrides the endpoint the service advertises (e.g. behind NAT). */
   agentEndpoint: string | undefined;
+  /** Where the probe listener binds; port 0 picks a free one; undefined turns it off. */
+  probe: { host: string; port: number } | undefined;
 }
 
 const MIN_BACKOFF_MS = 500;
@@ -66,6 +70,8 @@ export class Agent {
   private renewTimer: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
   private sequence = 0;
+  private probeServer: Server | undefined;
+  private probeAddress = '';
   /** The id the service deleted, sent with the next enrollment so it comes back as pending. */
   private previousWorkerId: string | undefined;
 
@@ -76,8 +82,22 @@ export class Agent {
     this.store = new IdentityStore(options.dataDir);
   }
 
-  /** Runs until stop(). */
+  /** Runs until stop() or a fatal error; the probe listener closes either way. */
   async run(): Promise<void> {
+    try {
+      await this.loop();
+    } finally {
+      this.probeServer?.close();
+    }
+  }
+
+  private async loop(): Promise<void> {
+    if (this.options.probe) {
+      const { server, port } = await startProbeListener(this.options.probe.host, this.options.probe.port);
+      this.probeServer = server;
+      this.probeAddress = `${this.options.address ?? primaryAddress()}:${port}`;
+      this.log.info({ probe_address: this.probeAddress }, 'probe listener up');
+    }
     let backoff = MIN_BACKOFF_MS;
     while (!this.stopping) {
       let identity = this.store.load();
@@ -114,6 +134,7 @@ export class Agent {
       // already closed
     }
     this.client?.close();
+    this.probeServer?.close();
     this.wake?.();
   }
 
@@ -217,6 +238,14 @@ export class Agent {
             outcome = 'renewed';
             stream.end();
           });
+        } else if (message.probe) {
+          const request = message.probe;
+          void Promise.all(request.targets.map((target) => probe(target, request.timeout_ms || 2000))).then(
+            (results) => {
+              if (this.stream === stream)
+                stream.write({ connectivity: { probe_id: request.probe_id, results } });
+            },
+          );
         } else if (message.disconnect) {
           this.log.warn({ reason: message.disconnect.reason }, 'the service closed the stream');
           if (message.disconnect.reason === IDENTITY_REVOKED) outcome = 'revoked';
@@ -237,7 +266,7 @@ export class Agent {
           version: this.options.version,
           hostname: hostname(),
           driver: this.options.driver,
-          probe_address: '',
+          probe_address: this.probeAddress,
         },
       });
     });

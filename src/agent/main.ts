@@ -7,7 +7,8 @@ import { agentLogger } from './logger.js';
 
 const USAGE = `usage: stack-agent --server URL [--token TOKEN] [--data-dir DIR] [--name NAME]
                    [--driver docker|process] [--ca-fingerprint SHA256] [--label key=value ...]
-                   [--address ADDRESS] [--agent-endpoint HOST:PORT] [--log-level LEVEL]`;
+                   [--address ADDRESS] [--agent-endpoint HOST:PORT] [--log-level LEVEL]
+                   [--probe-port PORT (5264; 0: any; off: none)] [--probe-bind HOST (0.0.0.0)]`;
 
 function main(): void {
   let values;
@@ -23,6 +24,8 @@ function main(): void {
         label: { type: 'string', multiple: true, default: [] },
         address: { type: 'string' },
         'agent-endpoint': { type: 'string' },
+        'probe-port': { type: 'string', default: '5264' },
+        'probe-bind': { type: 'string', default: '0.0.0.0' },
         'log-level': { type: 'string', default: 'info' },
         help: { type: 'boolean', default: false },
       },
@@ -38,6 +41,10 @@ function main(): void {
   }
   if (!values.server || (values.driver !== 'docker' && values.driver !== 'process')) {
     process.stderr.write(`stack-agent: --server is required and --driver is docker or process\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (values['probe-port'] !== 'off' && !/^\d{1,5}$/.test(values['probe-port'])) {
+    process.stderr.write(`stack-agent: --probe-port wants a port number or off\n`);
     process.exit(2);
   }
   const labels: Record<string, string> = {};
@@ -65,6 +72,10 @@ function main(): void {
       address: values.address,
       version: pkg.version,
       agentEndpoint: values['agent-endpoint'],
+      probe:
+        values['probe-port'] === 'off'
+          ? undefined
+          : { host: values['probe-bind'], port: Number(values['probe-port']) },
     },
     log,
   );

@@ -192,6 +192,11 @@ export const VARIABLES = {
     description: 'Memory or disk use (%) at which a worker is unhealthy',
     parse: positiveInt(1, 100),
   },
+  CONNECTIVITY_CHECK_INTERVAL: {
+    default: '5m',
+    description: 'How often connected agents probe each other for the connectivity matrix',
+    parse: duration(1000, 86_400_000),
+  },
   SETTINGS_REFRESH_INTERVAL: {
     default: '5s',
     description: 'How often a replica re-reads runtime settings changed by another replica',
@@ -221,6 +226,7 @@ export class AppConfig {
   readonly settingsRefreshIntervalMs: number;
   readonly encryptionKey: string | undefined;
   readonly workerCertTtlMs: number;
+  readonly connectivityCheckIntervalMs: number;
   readonly joinTokenTtlMs: number;
   readonly workerDegradedPercent: number;
   readonly workerUnhealthyPercent: number;
@@ -270,6 +276,7 @@ export class AppConfig {
     this.settingsRefreshIntervalMs = read('SETTINGS_REFRESH_INTERVAL') ?? 0;
     this.encryptionKey = read('ENCRYPTION_KEY');
     this.workerCertTtlMs = read('WORKER_CERT_TTL') ?? 0;
+    this.connectivityCheckIntervalMs = read('CONNECTIVITY_CHECK_INTERVAL') ?? 0;
     this.joinTokenTtlMs = read('JOIN_TOKEN_TTL') ?? 0;
     this.workerDegradedPercent = read('WORKER_DEGRADED_PERCENT') ?? 0;
     this.workerUnhealthyPercent = read('WORKER_UNHEALTHY_PERCENT') ?? 0;

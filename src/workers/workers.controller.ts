@@ -1,13 +1,17 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { Public, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
+import { ConnectivityService, type ConnectivityView } from './connectivity.service.js';
 import { EnrollDto, EnrollmentStatusDto } from './dto/enroll.dto.js';
 import { ListWorkersDto } from './dto/list-workers.dto.js';
 import { WorkersService, type EnrollmentResult, type WorkerView } from './workers.service.js';
 
 @Controller(orchestratorPaths('workers'))
 export class WorkersController {
-  constructor(private readonly workers: WorkersService) {}
+  constructor(
+    private readonly workers: WorkersService,
+    private readonly connectivity: ConnectivityService,
+  ) {}
 
   @Get()
   @RequireScopes('orchestrator:read')
@@ -29,6 +33,21 @@ export class WorkersController {
   @HttpCode(200)
   enrollmentStatus(@Body() body: EnrollmentStatusDto) {
     return this.workers.enrollmentStatus(body);
+  }
+
+  /** The latest probe results between the caller's workers. */
+  @Get('connectivity')
+  @RequireScopes('orchestrator:read')
+  connectivityMatrix(): Promise<ConnectivityView> {
+    return this.connectivity.matrix();
+  }
+
+  /** Asks the connected agents to probe each other now; results arrive within seconds. */
+  @Post('connectivity/check')
+  @RequireScopes('workers:admin')
+  @HttpCode(202)
+  checkConnectivity(): { probe_id: string; workers: number } {
+    return this.connectivity.check();
   }
 
   @Get(':id')

@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { AgentGatewayModule } from '../agent-gateway/agent-gateway.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { HealthModule } from '../health/health.module.js';
+import { ConnectivityRepository } from './connectivity.repository.js';
+import { ConnectivityService } from './connectivity.service.js';
 import { JoinTokensController } from './join-tokens.controller.js';
 import { JoinTokensRepository } from './join-tokens.repository.js';
 import { JoinTokensService } from './join-tokens.service.js';
@@ -12,7 +14,14 @@ import { WorkersService } from './workers.service.js';
 @Module({
   imports: [AgentGatewayModule, AuthModule, HealthModule],
   controllers: [WorkersController, JoinTokensController],
-  providers: [WorkersService, WorkersRepository, JoinTokensService, JoinTokensRepository],
+  providers: [
+    WorkersService,
+    WorkersRepository,
+    JoinTokensService,
+    JoinTokensRepository,
+    ConnectivityService,
+    ConnectivityRepository,
+  ],
   exports: [WorkersService],
 })
 export class WorkersModule {}

@@ -17,6 +17,7 @@ import { randomToken, tokenDigest } from '../common/secrets.js';
 import { AppConfig } from '../config/config.js';
 import { OrchestratorHealthService } from '../health/orchestrator-health.service.js';
 import { METRIC } from '../metrics/metric-names.js';
+import { ConnectivityService } from './connectivity.service.js';
 import type { EnrollDto, EnrollmentStatusDto } from './dto/enroll.dto.js';
 import type { ListWorkersDto } from './dto/list-workers.dto.js';
 import { WorkerEntity } from './entities/worker.entity.js';
@@ -105,6 +106,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     private readonly audit: AuditService,
     private readonly limits: RateLimitsService,
     private readonly health: OrchestratorHealthService,
+    private readonly links: ConnectivityService,
     private readonly config: AppConfig,
     @InjectMetric(METRIC.workersConnected) private readonly connectedGauge: Gauge<string>,
     @InjectMetric(METRIC.workersHealthy) private readonly healthyGauge: Gauge<string>,
@@ -258,6 +260,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     const revoked = await this.certificates.revokeForWorker(worker.id);
     await this.repository.delete(worker.id);
     this.live.delete(worker.id);
+    this.links.peerDown(worker.id);
     this.sessions.close(worker.id, IDENTITY_REVOKED);
     await this.audit.record({
       action: 'worker.deleted',
@@ -284,6 +287,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       connected: true,
     });
     this.connectedGauge.set(this.sessions.count + 1);
+    this.links.peerUp(workerId, worker.owner, hello.probe_address);
     this.logger.log({ worker_id: workerId, version: hello.version, driver: hello.driver }, 'agent connected');
     return { status: worker.status };
   }
@@ -313,13 +317,18 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     worker.dirty = true;
   }
 
-  connectivity(_workerId: string, _report: ConnectivityReportMsg): void {
-    // The connectivity matrix arrives with the connectivity slice of this issue.
+  connectivity(workerId: string, report: ConnectivityReportMsg): void {
+    this.links
+      .record(workerId, report)
+      .catch((err: unknown) =>
+        this.logger.warn({ err, worker_id: workerId }, 'connectivity report not stored'),
+      );
   }
 
   disconnected(workerId: string): void {
     const worker = this.live.get(workerId);
     if (worker) worker.connected = false;
+    this.links.peerDown(workerId);
     this.connectedGauge.set(this.sessions.count);
     this.logger.log({ worker_id: workerId }, 'agent disconnected');
   }

@@ -319,6 +319,56 @@ describe('the agent plane with real agents over mutual TLS', () => {
     expect(now.connected).toBe(true);
   });
 
+  it('two agents probe each other: the connectivity matrix with round-trip times, and a silent peer', async () => {
+    const token = await joinToken({ pre_approved: true });
+    agent(token, 'node-link-a');
+    const b = agent(token, 'node-link-b');
+    const wa = await waitForStatus('node-link-a', 'healthy');
+    const wb = await waitForStatus('node-link-b', 'healthy');
+    const check = await api('post', '/api/v1/orchestrator/workers/connectivity/check');
+    expect(check.status).toBe(202);
+    expect(check.body.workers).toBeGreaterThanOrEqual(2);
+    type Link = {
+      from: string;
+      to: string;
+      reachable: boolean;
+      rtt_ms: number | null;
+      error: string | null;
+      checked_at: string;
+    };
+    const linkBetween = async (from: string, to: string): Promise<Link | undefined> => {
+      const res = await api('get', '/api/v1/orchestrator/workers/connectivity');
+      return (res.body.links as Link[]).find((l) => l.from === from && l.to === to);
+    };
+    await eventually(
+      async () =>
+        (await linkBetween(wa.id, wb.id))?.reachable === true &&
+        (await linkBetween(wb.id, wa.id))?.reachable === true,
+    );
+    const matrix = await api('get', '/api/v1/orchestrator/workers/connectivity');
+    expect(matrix.body.workers).toEqual(expect.arrayContaining([wa.id, wb.id]));
+    const ab = (await linkBetween(wa.id, wb.id))!;
+    expect(ab.rtt_ms).toBeGreaterThan(0);
+    expect(ab.rtt_ms).toBeLessThan(1000);
+    expect(Date.now() - Date.parse(ab.checked_at)).toBeLessThan(10_000);
+
+    // A stopped peer still holds its connection but answers no probe: a's next check says so.
+    b.signal('SIGSTOP');
+    const before = ab.checked_at;
+    await api('post', '/api/v1/orchestrator/workers/connectivity/check');
+    await eventually(async () => {
+      const link = await linkBetween(wa.id, wb.id);
+      return link !== undefined && link.checked_at !== before && link.reachable === false;
+    });
+    expect((await linkBetween(wa.id, wb.id))!.error).toBe('timeout');
+    b.signal('SIGCONT');
+    const read = `Bearer ${(await t.token(undefined, 'orchestrator:read')).access_token}`;
+    await t.http
+      .post('/api/v1/orchestrator/workers/connectivity/check')
+      .set('Authorization', read)
+      .expect(403);
+  });
+
   it('validates worker queries', async () => {
     expect((await api('get', '/api/v1/orchestrator/workers?status=bogus')).status).toBe(422);
     expect((await api('get', '/api/v1/orchestrator/workers/not-a-uuid')).status).toBe(404);

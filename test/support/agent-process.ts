@@ -35,7 +35,17 @@ export class AgentProcess {
     args?: string[];
   }): AgentProcess {
     const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'so-agent-'));
-    const args = [AGENT_MAIN, '--server', options.server, '--data-dir', dataDir, ...(options.args ?? [])];
+    // Loopback only, and a free probe port per agent (several agents share this machine).
+    const defaults = ['--address', '127.0.0.1', '--probe-bind', '127.0.0.1', '--probe-port', '0'];
+    const args = [
+      AGENT_MAIN,
+      '--server',
+      options.server,
+      '--data-dir',
+      dataDir,
+      ...defaults,
+      ...(options.args ?? []),
+    ];
     if (options.token) args.push('--token', options.token);
     if (options.name) args.push('--name', options.name);
     const child = spawn(process.execPath, args, {

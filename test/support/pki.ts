@@ -17,10 +17,7 @@ const pkcs8Pem = async (key: webcrypto.CryptoKey): Promise<string> => {
 export async function foreignClientCertificate(
   commonName: string,
 ): Promise<{ caPem: string; certPem: string; keyPem: string }> {
-  const caKeys = (await webcrypto.subtle.generateKey(ALG, true, [
-    'sign',
-    'verify',
-  ]));
+  const caKeys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: '01',
     name: 'CN=impostor CA',
@@ -30,7 +27,7 @@ export async function foreignClientCertificate(
     keys: caKeys,
     extensions: [new x509.BasicConstraintsExtension(true, 0, true)],
   });
-  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']));
+  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: '02',
     subject: `CN=${commonName}`,

@@ -1,0 +1,133 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { ConnectivityReportMsg } from '../agent-protocol/index.js';
+import { AgentSessions } from '../agent-gateway/agent-sessions.js';
+import { RequestContext } from '../common/request-context.js';
+import { AppConfig } from '../config/config.js';
+import { ConnectivityRepository, type LinkRow } from './connectivity.repository.js';
+
+const PROBE_TIMEOUT_MS = 2000;
+/** A probe round's id is accepted back for this long. */
+const PROBE_ACCEPT_MS = 60_000;
+
+export interface ConnectivityView {
+  workers: string[];
+  links: {
+    from: string;
+    to: string;
+    reachable: boolean;
+    rtt_ms: number | null;
+    error: string | null;
+    checked_at: string;
+  }[];
+}
+
+interface Peer {
+  owner: string;
+  probeAddress: string;
+}
+
+/**
+ * The connectivity matrix: connected agents of one owner probe each other's probe listener, on a
+ * schedule (CONNECTIVITY_CHECK_INTERVAL) and on request; the latest result per pair is kept.
+ */
+@Injectable()
+export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('workers');
+  private readonly peers = new Map<string, Peer>();
+  /** probe id → the targets each worker was asked about, to accept only answers to real questions. */
+  private readonly rounds = new Map<string, { at: number; asked: Map<string, Set<string>> }>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly repository: ConnectivityRepository,
+    private readonly sessions: AgentSessions,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.timer = setInterval(() => this.probe(), this.config.connectivityCheckIntervalMs);
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  peerUp(workerId: string, owner: string, probeAddress: string): void {
+    if (probeAddress) this.peers.set(workerId, { owner, probeAddress });
+    else this.peers.delete(workerId);
+  }
+
+  peerDown(workerId: string): void {
+    this.peers.delete(workerId);
+  }
+
+  /** Asks every connected agent (of `owner`, or of every owner) to probe its owner's other agents. */
+  probe(owner?: string): { probe_id: string; workers: number } {
+    const probeId = randomUUID();
+    const asked = new Map<string, Set<string>>();
+    for (const [id, peer] of this.peers) {
+      if (owner !== undefined && peer.owner !== owner) continue;
+      const targets = [...this.peers].filter(([other, p]) => other !== id && p.owner === peer.owner);
+      if (targets.length === 0) continue;
+      const sent = this.sessions.send(id, {
+        probe: {
+          probe_id: probeId,
+          timeout_ms: PROBE_TIMEOUT_MS,
+          targets: targets.map(([other, p]) => ({ worker_id: other, address: p.probeAddress })),
+        },
+      });
+      if (sent) asked.set(id, new Set(targets.map(([other]) => other)));
+    }
+    this.rounds.set(probeId, { at: Date.now(), asked });
+    for (const [pid, round] of this.rounds)
+      if (Date.now() - round.at > PROBE_ACCEPT_MS) this.rounds.delete(pid);
+    return { probe_id: probeId, workers: asked.size };
+  }
+
+  /** `POST .../workers/connectivity/check`: a round for the caller's owner. */
+  check(): { probe_id: string; workers: number } {
+    return this.probe(RequestContext.requireCaller().owner);
+  }
+
+  /** An agent's answer; only results for targets it was asked about are kept. */
+  async record(workerId: string, report: ConnectivityReportMsg): Promise<void> {
+    const asked = this.rounds.get(report.probe_id)?.asked.get(workerId);
+    if (!asked) return;
+    const now = new Date();
+    const rows: LinkRow[] = report.results
+      .filter((r) => asked.has(r.worker_id))
+      .map((r) => ({
+        fromId: workerId,
+        toId: r.worker_id,
+        reachable: r.reachable,
+        rttMs: r.reachable ? Math.round(r.rtt_ms * 1000) / 1000 : null,
+        error: r.reachable ? null : (r.error || 'unreachable').slice(0, 200),
+        checkedAt: now,
+      }));
+    await this.repository.upsert(rows);
+    const unreachable = rows.filter((r) => !r.reachable);
+    if (unreachable.length > 0) {
+      this.logger.warn(
+        { worker_id: workerId, unreachable: unreachable.map((r) => r.toId) },
+        'peers unreachable',
+      );
+    }
+  }
+
+  async matrix(): Promise<ConnectivityView> {
+    const { workers, links } = await this.repository.matrix(RequestContext.requireCaller().owner);
+    return {
+      workers,
+      links: links.map((l) => ({
+        from: l.fromId,
+        to: l.toId,
+        reachable: l.reachable,
+        rtt_ms: l.rttMs,
+        error: l.error,
+        checked_at: l.checkedAt.toISOString(),
+      })),
+    };
+  }
+}
