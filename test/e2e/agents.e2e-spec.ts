@@ -369,6 +369,33 @@ describe('the agent plane with real agents over mutual TLS', () => {
       .expect(403);
   });
 
+  it('the agent stops cleanly on SIGTERM, and the service notices the stream end', async () => {
+    const a = agent(await joinToken({ pre_approved: true }), 'node-term');
+    const w = await waitForStatus('node-term', 'healthy');
+    expect(await a.stop('SIGTERM')).toBe(0);
+    expect(a.logged('stopped')).toBe(true);
+    await eventually(
+      async () => (await api('get', `/api/v1/orchestrator/workers/${w.id}`)).body.connected === false,
+    );
+  });
+
+  it('pages through workers with a cursor', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await api(
+        'get',
+        `/api/v1/orchestrator/workers?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      );
+      expect((res.body.workers as unknown[]).length).toBeLessThanOrEqual(2);
+      seen.push(...(res.body.workers as Worker[]).map((w) => w.id));
+      cursor = res.body.next_cursor as string | null;
+    } while (cursor);
+    const all = await api('get', '/api/v1/orchestrator/workers?limit=200');
+    expect(seen).toEqual((all.body.workers as Worker[]).map((w) => w.id));
+    expect(seen.length).toBeGreaterThan(4);
+  });
+
   it('validates worker queries', async () => {
     expect((await api('get', '/api/v1/orchestrator/workers?status=bogus')).status).toBe(422);
     expect((await api('get', '/api/v1/orchestrator/workers/not-a-uuid')).status).toBe(404);
