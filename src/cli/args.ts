@@ -12,6 +12,18 @@ Commands:
   clients delete CLIENT_ID      Delete a client
   keys list                     List the token signing keys
   keys rotate                   Start signing with a new key; the old ones stay published
+  join-tokens create [--ttl DURATION] [--pre-approved] [--label KEY=VALUE ...]
+                                Create a join token for agents to enroll with; prints it, shown
+                                only once. --ttl: its lifetime, e.g. 30m or 7d (the service's
+                                JOIN_TOKEN_TTL by default). The workers it enrolls get its labels,
+                                and need no approval with --pre-approved
+  join-tokens list              List the join tokens, revoked and expired ones included
+  join-tokens revoke ID         Revoke a join token; agents cannot enroll with it any more
+                                (an ID starting with "-" goes after "--": revoke -- ID)
+  workers list [--status STATE] List the workers (STATE: healthy, degraded, unhealthy,
+                                unreachable or pending)
+  workers approve WORKER_ID     Approve a pending worker; its agent then connects
+  workers delete WORKER_ID      Delete a worker and revoke its certificates
 
 Global options:
   --server URL            Base URL of the service (env STACKCTL_SERVER, default ${DEFAULT_SERVER})
@@ -43,7 +55,18 @@ export type Command =
   | { name: 'clients list'; owner: string | undefined }
   | { name: 'clients delete'; clientId: string }
   | { name: 'keys list' }
-  | { name: 'keys rotate' };
+  | { name: 'keys rotate' }
+  | {
+      name: 'join-tokens create';
+      ttl: string | undefined;
+      preApproved: boolean | undefined;
+      labels: Record<string, string> | undefined;
+    }
+  | { name: 'join-tokens list' }
+  | { name: 'join-tokens revoke'; id: string }
+  | { name: 'workers list'; status: string | undefined }
+  | { name: 'workers approve'; workerId: string }
+  | { name: 'workers delete'; workerId: string };
 
 export type Invocation =
   { help: true } | { help: false; command: Command; json: boolean; connection: Connection };
@@ -57,9 +80,14 @@ const OPTIONS = {
   name: { type: 'string' },
   scopes: { type: 'string' },
   owner: { type: 'string' },
+  ttl: { type: 'string' },
+  'pre-approved': { type: 'boolean' },
+  label: { type: 'string', multiple: true },
+  status: { type: 'string' },
 } as const;
 
-type CommandOption = 'name' | 'scopes' | 'owner';
+const COMMAND_OPTIONS = ['name', 'scopes', 'owner', 'ttl', 'pre-approved', 'label', 'status'] as const;
+type CommandOption = (typeof COMMAND_OPTIONS)[number];
 
 /** Per command: the command options it accepts and the names of its positional arguments. */
 const COMMANDS: Record<Command['name'], { options: CommandOption[]; args: string[] }> = {
@@ -68,6 +96,12 @@ const COMMANDS: Record<Command['name'], { options: CommandOption[]; args: string
   'clients delete': { options: [], args: ['CLIENT_ID'] },
   'keys list': { options: [], args: [] },
   'keys rotate': { options: [], args: [] },
+  'join-tokens create': { options: ['ttl', 'pre-approved', 'label'], args: [] },
+  'join-tokens list': { options: [], args: [] },
+  'join-tokens revoke': { options: [], args: ['ID'] },
+  'workers list': { options: ['status'], args: [] },
+  'workers approve': { options: [], args: ['WORKER_ID'] },
+  'workers delete': { options: [], args: ['WORKER_ID'] },
 };
 
 const isCommandName = (name: string): name is Command['name'] => Object.hasOwn(COMMANDS, name);
@@ -80,7 +114,10 @@ export function parseInvocation(argv: string[], env: CliEnv): Invocation {
   } catch (err) {
     // parseArgs' messages name the option, never its value. Their first sentence is enough.
     const message = err instanceof Error ? err.message : String(err);
-    throw new UsageError(/^.*?\.(?=\s|$)/.exec(message)?.[0] ?? message.split('\n')[0]);
+    const first = /^.*?\.(?=\s|$)/.exec(message)?.[0] ?? message.split('\n')[0];
+    // stackctl has no short options but -h: "-x..." is most likely an ID that starts with "-".
+    const hint = /^Unknown option '-[^-]/.test(first) ? ' An ID that starts with "-" goes after "--".' : '';
+    throw new UsageError(first + hint);
   }
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
@@ -96,7 +133,7 @@ export function parseInvocation(argv: string[], env: CliEnv): Invocation {
   const name = `${group} ${action}`;
   if (!isCommandName(name)) throw new UsageError(`unknown command "${name}".`);
   const spec = COMMANDS[name];
-  for (const option of ['name', 'scopes', 'owner'] as const) {
+  for (const option of COMMAND_OPTIONS) {
     if (values[option] !== undefined && !spec.options.includes(option))
       throw new UsageError(`"${name}" does not take --${option}.`);
   }
@@ -133,8 +170,37 @@ function buildCommand(name: Command['name'], values: Values, args: string[]): Co
       return { name, clientId: args[0] };
     case 'keys list':
     case 'keys rotate':
+    case 'join-tokens list':
       return { name };
+    case 'join-tokens create':
+      return {
+        name,
+        ttl: values.ttl,
+        preApproved: values['pre-approved'],
+        labels: values.label === undefined ? undefined : parseLabels(values.label),
+      };
+    case 'join-tokens revoke':
+      return { name, id: args[0] };
+    case 'workers list':
+      return { name, status: values.status };
+    case 'workers approve':
+    case 'workers delete':
+      return { name, workerId: args[0] };
   }
+}
+
+/** `--label KEY=VALUE` options as an object; the service judges the keys and values. */
+function parseLabels(pairs: string[]): Record<string, string> {
+  const labels = new Map<string, string>();
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new UsageError(`--label wants KEY=VALUE, got ${JSON.stringify(pair)}.`);
+    const key = pair.slice(0, eq);
+    if (labels.has(key)) throw new UsageError(`--label ${JSON.stringify(key)} is given twice.`);
+    labels.set(key, pair.slice(eq + 1));
+  }
+  // fromEntries defines own properties: a key such as __proto__ stays a label.
+  return Object.fromEntries(labels);
 }
 
 /** An option, else its environment variable; an empty value counts as unset. */

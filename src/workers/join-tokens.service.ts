@@ -58,7 +58,9 @@ export class JoinTokensService {
       throw new ValidationFailedError([{ path: 'ttl', message: 'ttl must be between 1m and 365d' }]);
     }
     const labels = validateLabels(dto.labels, 'labels');
-    const id = randomToken('', 12);
+    // An id never starts with "-" or "_", so command lines do not mistake it for an option.
+    let id = randomToken('', 12);
+    while (/^[-_]/.test(id)) id = randomToken('', 12);
     const secret = randomToken('', 32);
     const token = Object.assign(new JoinTokenEntity(), {
       id,
@@ -101,8 +103,10 @@ export class JoinTokensService {
   async revoke(id: string): Promise<void> {
     const owner = RequestContext.requireCaller().owner;
     if (!(await this.repository.findInOwner(owner, id))) throw new NotFoundError(`No join token ${id}.`);
-    await this.repository.revokeInOwner(owner, id);
-    await this.audit.record({ action: 'join_token.revoked', target: id });
+    // Revoking twice is fine and changes nothing: only the first is an event.
+    if (await this.repository.revokeInOwner(owner, id)) {
+      await this.audit.record({ action: 'join_token.revoked', target: id });
+    }
   }
 
   /** The join token a presented string stands for, if it is well-formed, known, live and matches. */

@@ -137,13 +137,15 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     const ip = RequestContext.ip();
     const wait = this.limits.authBlockedFor(undefined, ip);
     if (wait > 0) throw tooManyEnrollmentFailures(wait);
+    // Input first, so a malformed request does not count as a use of the token.
+    const requestedLabels = validateLabels(dto.labels, 'labels');
+    await this.certificates.checkCsr(dto.csr);
     const token = await this.joinTokens.redeem(dto.token);
     if (!token) {
       this.limits.recordAuthFailure(undefined, ip);
       throw invalidJoinToken();
     }
-    const labels = { ...token.labels, ...validateLabels(dto.labels, 'labels') };
-    await this.certificates.checkCsr(dto.csr);
+    const labels = { ...token.labels, ...requestedLabels };
     // An agent whose worker the operator deleted comes back as pending, even with a pre-approved token.
     const deletedBefore =
       dto.previous_worker_id !== undefined && (await this.certificates.wasRevoked(dto.previous_worker_id));
@@ -246,9 +248,10 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     const worker = await this.findOwned(id);
     if (worker.status !== 'pending') throw notPending(id);
     const status = nextState('pending', { type: 'approved' }, this.thresholds);
-    await this.certificates.issue(worker.id, worker.csr);
     const at = new Date();
+    // The conditional update decides which of two racing approvals wins; only the winner issues.
     if (!(await this.repository.approve(worker.owner, worker.id, status, at))) throw notPending(id);
+    await this.certificates.issue(worker.id, worker.csr);
     this.transition(worker.id, 'pending', status, 'approved');
     await this.audit.record({ action: 'worker.approved', owner: worker.owner, target: worker.id });
     return this.view({ ...worker, status, approvedAt: at });

@@ -30,7 +30,16 @@ describe('the agent plane with real agents over mutual TLS', () => {
   let gatewayEndpoint: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { HEARTBEAT_INTERVAL: '400ms', WORKER_CERT_TTL: '6s' } });
+    // Thresholds at 100 %: machine-wide CPU under a parallel test run may pass 90 % and make a
+    // worker degraded, which is right but not what these tests are about (worker-state.spec.ts is).
+    t = await startTestApp({
+      env: {
+        HEARTBEAT_INTERVAL: '400ms',
+        WORKER_CERT_TTL: '6s',
+        WORKER_DEGRADED_PERCENT: '100',
+        WORKER_UNHEALTHY_PERCENT: '100',
+      },
+    });
     gatewayEndpoint = (await api('get', '/api/v1/orchestrator/info')).body.agent_endpoint as string;
   });
   afterEach(async () => {

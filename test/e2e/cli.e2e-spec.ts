@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, startTestApp, type TestApp } from '../support/app.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AgentProcess } from '../support/agent-process.js';
+import { ADMIN, eventually, startTestApp, type TestApp } from '../support/app.js';
 import { freePort } from '../support/service-process.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const AGENT = fileURLToPath(new URL('../../dist/agent/main.js', import.meta.url));
 
 interface CliRun {
   code: number | null;
@@ -47,6 +49,38 @@ interface KeysJson {
   keys: { kid: string; alg: string; status: string; publish_until: string | null }[];
 }
 
+interface CreatedJoinTokenJson {
+  token: string;
+  id: string;
+  expires_at: string;
+  pre_approved: boolean;
+  labels: Record<string, string>;
+}
+
+interface JoinTokenJson {
+  id: string;
+  pre_approved: boolean;
+  labels: Record<string, string>;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  expired: boolean;
+  uses: number;
+}
+
+interface WorkerJson {
+  id: string;
+  name: string;
+  status: string;
+  last_heartbeat: string | null;
+  metrics: { cpu_percent: number; memory_percent: number; disk_percent: number } | null;
+  connected: boolean;
+  labels: Record<string, string>;
+}
+
+const TOKEN_FORMAT = /^sojt_[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{43}$/;
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** The JSON stackctl printed, after checking it succeeded. */
 function jsonOf<T>(run: CliRun): T {
   expect(run.stderr).toBe('');
@@ -74,9 +108,15 @@ describe('stackctl, the operator CLI, against the running service', () => {
   /** The same credentials as environment variables. */
   let env: Record<string, string>;
 
+  const agents: AgentProcess[] = [];
+
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
-    t = await startTestApp();
+    for (const program of [CLI, AGENT])
+      if (!existsSync(program)) throw new Error(`${program} is missing: run npm run build first`);
+    t = await startTestApp({
+      // Quick heartbeats; and a busy test machine's CPU does not make the test's agents degraded.
+      env: { HEARTBEAT_INTERVAL: '500ms', WORKER_DEGRADED_PERCENT: '100', WORKER_UNHEALTHY_PERCENT: '100' },
+    });
     flags = ['--server', t.url, '--client-id', ADMIN.clientId, '--client-secret', ADMIN.secret];
     env = {
       STACKCTL_SERVER: t.url,
@@ -84,7 +124,52 @@ describe('stackctl, the operator CLI, against the running service', () => {
       STACKCTL_CLIENT_SECRET: ADMIN.secret,
     };
   });
+  afterEach(async ({ task }) => {
+    const stopped = agents.splice(0);
+    await Promise.all(stopped.map((a) => a.stop('SIGKILL')));
+    // A failed test shows what its agents said.
+    if (task.result?.state === 'fail')
+      for (const a of stopped) console.error(`agent output:\n${a.lines.slice(-40).join('\n')}`);
+  });
   afterAll(() => t?.close());
+
+  /** A real agent (dist/agent/main.js) enrolling with `token`; killed after the test. */
+  const agent = (token: string, name: string): AgentProcess => {
+    const a = AgentProcess.start({ server: t.url, token, name });
+    agents.push(a);
+    return a;
+  };
+
+  const listedWorkers = async (status?: string): Promise<WorkerJson[]> =>
+    jsonOf<{ workers: WorkerJson[] }>(
+      await stackctl(['--json', 'workers', 'list', ...(status ? ['--status', status] : [])], env),
+    ).workers;
+
+  const listedJoinTokens = async (): Promise<JoinTokenJson[]> =>
+    jsonOf<{ join_tokens: JoinTokenJson[] }>(await stackctl(['--json', 'join-tokens', 'list'], env))
+      .join_tokens;
+
+  /** Polls `workers list` until a worker named `name` matches `test`; that worker. */
+  async function waitForWorker(
+    name: string,
+    test: (w: WorkerJson) => boolean,
+    status?: string,
+  ): Promise<WorkerJson> {
+    let found: WorkerJson | undefined;
+    let seen: WorkerJson[] = [];
+    try {
+      await eventually(async () => {
+        seen = (await listedWorkers(status)).filter((w) => w.name === name);
+        found = seen.find(test);
+        return found !== undefined;
+      }, 20_000);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; workers named ${name}: ${JSON.stringify(seen)}`, {
+        cause: err,
+      });
+    }
+    return found!;
+  }
 
   const tokenRequest = (clientId: string, secret: string) =>
     t.http
@@ -103,7 +188,19 @@ describe('stackctl, the operator CLI, against the running service', () => {
     expect(run.code).toBe(0);
     expect(run.stderr).toBe('');
     expect(run.stdout).toMatch(/^Usage: stackctl /);
-    for (const command of ['clients create', 'clients list', 'clients delete', 'keys list', 'keys rotate'])
+    for (const command of [
+      'clients create',
+      'clients list',
+      'clients delete',
+      'keys list',
+      'keys rotate',
+      'join-tokens create',
+      'join-tokens list',
+      'join-tokens revoke',
+      'workers list',
+      'workers approve',
+      'workers delete',
+    ])
       expect(run.stdout).toContain(command);
   });
 
@@ -132,6 +229,36 @@ describe('stackctl, the operator CLI, against the running service', () => {
     const noScopes = await stackctl([...flags, 'clients', 'create', '--name', 'x']);
     expect(noScopes.code).toBe(2);
     expect(noScopes.stderr).toMatch(/"clients create" needs --scopes/);
+
+    const noAction = await stackctl([...flags, 'workers']);
+    expect(noAction.code).toBe(2);
+    expect(noAction.stderr).toMatch(/^stackctl: "workers" needs a command, e\.g\. "workers list"\.\n/);
+
+    const noId = await stackctl([...flags, 'workers', 'approve']);
+    expect(noId.code).toBe(2);
+    expect(noId.stderr).toMatch(/^stackctl: "workers approve" needs WORKER_ID\.\n/);
+
+    const status = await stackctl([...flags, 'join-tokens', 'list', '--status', 'pending']);
+    expect(status.code).toBe(2);
+    expect(status.stderr).toMatch(/"join-tokens list" does not take --status/);
+
+    for (const [args, message] of [
+      [['--label', 'zone'], /--label wants KEY=VALUE, got "zone"/],
+      [['--label', '=a'], /--label wants KEY=VALUE, got "=a"/],
+      [['--label', 'zone=a', '--label', 'zone=b'], /--label "zone" is given twice/],
+    ] as const) {
+      const run = await stackctl([...flags, 'join-tokens', 'create', ...args]);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(message);
+    }
+
+    // A join token id may start with "-": it goes after "--", and the error says so.
+    const dashed = await stackctl([...flags, 'join-tokens', 'revoke', '-AbCdEfGhIjKlMnO']);
+    expect(dashed.code).toBe(2);
+    expect(dashed.stderr).toMatch(
+      /^stackctl: Unknown option '-A'\. An ID that starts with "-" goes after "--"\.\n/,
+    );
   });
 
   it('clients create prints a client id and secret that obtain a token (credentials by flags)', async () => {
@@ -275,6 +402,226 @@ describe('stackctl, the operator CLI, against the running service', () => {
     expect(again.stdout).toBe('');
     expect(again.stderr).toMatch(
       new RegExp(`^stackctl: No client ${created.clientId}\\. \\(not_found, request [\\w.:-]+\\)\\n$`),
+    );
+  });
+
+  it('join-tokens create prints a token a real agent enrolls with; workers list, approve and delete manage it', async () => {
+    const created = await stackctl([
+      ...flags,
+      'join-tokens',
+      'create',
+      '--ttl',
+      '2h',
+      '--label',
+      'zone=a',
+      '--label',
+      'rack=r1',
+    ]);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/token is shown only once/);
+    const tokenId = /^Created join token (\S+)\.$/m.exec(created.stdout)?.[1];
+    const token = /^token:\s+(\S+)$/m.exec(created.stdout)?.[1];
+    const expiresAt = /^expires_at:\s+(\S+)$/m.exec(created.stdout)?.[1];
+    expect(token, created.stdout).toMatch(TOKEN_FORMAT);
+    expect(token!.slice(5, 21)).toBe(tokenId);
+    const ttl = Date.parse(expiresAt!) - Date.now();
+    expect(ttl).toBeGreaterThan(2 * 3_600_000 - 60_000);
+    expect(ttl).toBeLessThanOrEqual(2 * 3_600_000);
+    expect(created.stdout).toMatch(/^pre_approved:\s+no\b/m);
+    expect(created.stdout).toMatch(/^labels:\s+rack=r1,zone=a$/m);
+
+    const tokens = await listedJoinTokens();
+    // Listed without its secret.
+    expect(JSON.stringify(tokens)).not.toContain(token!.split('.')[1]);
+    expect(tokens.find((j) => j.id === tokenId)).toMatchObject({
+      pre_approved: false,
+      labels: { zone: 'a', rack: 'r1' },
+      created_at: expect.any(String),
+      expires_at: expiresAt,
+      revoked_at: null,
+      expired: false,
+      uses: 0,
+    });
+
+    // The agent enrolls and waits for approval.
+    agent(token!, 'cli-node');
+    const pending = await waitForWorker('cli-node', () => true, 'pending');
+    expect(pending).toMatchObject({
+      status: 'pending',
+      connected: false,
+      last_heartbeat: null,
+      metrics: null,
+      labels: { zone: 'a', rack: 'r1' },
+    });
+    expect((await listedWorkers('pending')).every((w) => w.status === 'pending')).toBe(true);
+    const pendingTable = await stackctl([...flags, 'workers', 'list', '--status', 'pending']);
+    expect(pendingTable.stderr).toBe('');
+    expect(pendingTable.code).toBe(0);
+    const [header, ...rows] = pendingTable.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^ID\s+NAME\s+STATUS\s+CONNECTED\s+LAST_HEARTBEAT\s+CPU\s+MEM\s+DISK$/);
+    expect(rows).toContainEqual(
+      expect.stringMatching(new RegExp(`^${pending.id}\\s+cli-node\\s+pending\\s+no\\s+-\\s+-\\s+-\\s+-$`)),
+    );
+    const none = await stackctl(['workers', 'list', '--status', 'degraded'], env);
+    expect(none.stdout).toBe('No workers with status degraded.\n');
+
+    // Approved: the agent connects and heartbeats.
+    const approved = await stackctl(['workers', 'approve', pending.id], env);
+    expect(approved.stderr).toBe('');
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toMatch(
+      new RegExp(`^Approved worker ${pending.id} \\(cli-node\\); its status is \\w+`),
+    );
+    const healthy = await waitForWorker('cli-node', (w) => w.status === 'healthy' && w.connected);
+    expect(healthy.id).toBe(pending.id);
+    expect(healthy.metrics!.memory_percent).toBeGreaterThan(0);
+    expect(Date.now() - Date.parse(healthy.last_heartbeat!)).toBeLessThan(15_000);
+    expect((await listedWorkers('pending')).map((w) => w.id)).not.toContain(pending.id);
+    const table = await stackctl([...flags, 'workers', 'list']);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(
+      new RegExp(
+        `^${pending.id}\\s+cli-node\\s+healthy\\s+yes\\s+\\d{4}-\\d\\d-\\d\\dT\\S+Z\\s+[\\d.]+%\\s+[\\d.]+%\\s+[\\d.]+%$`,
+        'm',
+      ),
+    );
+
+    // A second approval: the service's 409, exit 1. The --json form prints the worker.
+    const again = await stackctl([...flags, 'workers', 'approve', pending.id]);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toMatch(
+      new RegExp(
+        `^stackctl: Worker ${pending.id} is not pending approval\\. \\(conflict, request \\S+\\)\\n$`,
+      ),
+    );
+
+    // The token counts its use.
+    const tokenTable = await stackctl(['join-tokens', 'list'], env);
+    expect(tokenTable.code).toBe(0);
+    expect(tokenTable.stdout).toMatch(
+      /^ID\s+PRE_APPROVED\s+LABELS\s+USES\s+CREATED_AT\s+EXPIRES_AT\s+EXPIRED\s+REVOKED_AT$/m,
+    );
+    expect(tokenTable.stdout).toMatch(
+      new RegExp(
+        `^${escape(tokenId!)}\\s+no\\s+rack=r1,zone=a\\s+1\\s+\\S+\\s+${expiresAt}\\s+no\\s+-$`,
+        'm',
+      ),
+    );
+
+    // Deleted: gone from the list at once; the agent, its identity revoked, enrolls again as pending.
+    const deleted = await stackctl([...flags, 'workers', 'delete', pending.id]);
+    expect(deleted.stderr).toBe('');
+    expect(deleted.code).toBe(0);
+    expect(deleted.stdout).toBe(`Deleted worker ${pending.id}.\n`);
+    expect((await listedWorkers()).map((w) => w.id)).not.toContain(pending.id);
+    const reenrolled = await waitForWorker('cli-node', (w) => w.id !== pending.id, 'pending');
+    expect(reenrolled.status).toBe('pending');
+    const gone = await stackctl(['workers', 'delete', pending.id], env);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(
+      new RegExp(`^stackctl: No worker ${pending.id}\\. \\(not_found, request \\S+\\)\\n$`),
+    );
+
+    // --json: approve prints the service's worker; delete prints nothing.
+    const approvedJson = jsonOf<WorkerJson & { approved_at: string | null }>(
+      await stackctl(['--json', 'workers', 'approve', reenrolled.id], env),
+    );
+    expect(approvedJson).toMatchObject({
+      id: reenrolled.id,
+      name: 'cli-node',
+      approved_at: expect.any(String),
+    });
+    const deletedJson = await stackctl(['--json', 'workers', 'delete', reenrolled.id], env);
+    expect(deletedJson.code).toBe(0);
+    expect(deletedJson.stdout).toBe('');
+  });
+
+  it('join-tokens revoke: the token shows revoked_at and an agent cannot enroll with it', async () => {
+    const created = jsonOf<CreatedJoinTokenJson>(
+      await stackctl(['--json', 'join-tokens', 'create', '--pre-approved'], env),
+    );
+    expect(created).toMatchObject({ id: created.token.slice(5, 21), pre_approved: true, labels: {} });
+    expect(created.token).toMatch(TOKEN_FORMAT);
+    // The service's default lifetime (JOIN_TOKEN_TTL, 24h).
+    expect(Date.parse(created.expires_at) - Date.now()).toBeGreaterThan(86_400_000 - 60_000);
+
+    // "--" before the id: an id may start with "-".
+    const run = await stackctl([...flags, 'join-tokens', 'revoke', '--', created.id]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`Revoked join token ${created.id}.\n`);
+
+    const listed = (await listedJoinTokens()).find((j) => j.id === created.id);
+    expect(listed).toMatchObject({ pre_approved: true, labels: {}, expired: false, uses: 0 });
+    expect(Date.now() - Date.parse(listed!.revoked_at!)).toBeLessThan(60_000);
+    const table = await stackctl([...flags, 'join-tokens', 'list']);
+    expect(table.stdout).toMatch(
+      new RegExp(
+        `^${escape(created.id)}\\s+yes\\s+-\\s+0\\s+\\S+\\s+${created.expires_at}\\s+no\\s+${listed!.revoked_at}$`,
+        'm',
+      ),
+    );
+
+    const a = agent(created.token, 'cli-revoked');
+    expect(await a.exited).toBe(1);
+    expect(a.records().some((r) => r.level === 'FATAL' && String(r.err).includes('enrollment refused'))).toBe(
+      true,
+    );
+    expect((await listedWorkers()).map((w) => w.name)).not.toContain('cli-revoked');
+
+    const unknown = await stackctl([...flags, 'join-tokens', 'revoke', 'AAAAAAAAAAAAAAAA']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toMatch(
+      /^stackctl: No join token AAAAAAAAAAAAAAAA\. \(not_found, request \S+\)\n$/,
+    );
+  });
+
+  it('join-tokens list prints every page; create reports the service validation errors', async () => {
+    const authorization = await t.adminAuth();
+    const before = (await listedJoinTokens()).length;
+    const ids = await Promise.all(
+      Array.from({ length: 53 }, async () => {
+        const res = await t.http
+          .post('/api/v1/orchestrator/join-tokens')
+          .set('Authorization', authorization)
+          .send({ ttl: '1h' })
+          .expect(201);
+        return res.body.id as string;
+      }),
+    );
+    const firstPage = await t.http
+      .get('/api/v1/orchestrator/join-tokens')
+      .set('Authorization', authorization)
+      .expect(200);
+    expect(firstPage.body.next_cursor).toEqual(expect.any(String));
+    const listed = await listedJoinTokens();
+    expect(listed).toHaveLength(before + ids.length);
+    expect(listed.map((j) => j.id)).toEqual(expect.arrayContaining(ids));
+    expect(new Set(listed.map((j) => j.id)).size).toBe(listed.length);
+    const text = await stackctl([...flags, 'join-tokens', 'list']);
+    expect(text.stdout.trimEnd().split('\n')).toHaveLength(listed.length + 1);
+
+    const ttl = await stackctl([...flags, 'join-tokens', 'create', '--ttl', '10s']);
+    expect(ttl.code).toBe(1);
+    expect(ttl.stdout).toBe('');
+    expect(ttl.stderr).toMatch(
+      /^stackctl: The request did not pass validation\. \(validation_failed, request \S+\)\n {2}ttl: ttl must be between 1m and 365d\n$/,
+    );
+    const label = await stackctl([...flags, 'join-tokens', 'create', '--label', 'Bad Key=x']);
+    expect(label.code).toBe(1);
+    expect(label.stderr).toMatch(/^ {2}labels\.Bad Key: label keys are 1-63 of a-z 0-9/m);
+    expect((await listedJoinTokens()).length).toBe(listed.length);
+  });
+
+  it('workers list --status with an unknown state: the service 422 message, exit 1', async () => {
+    const run = await stackctl([...flags, 'workers', 'list', '--status', 'bogus']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(
+      /^stackctl: The request did not pass validation\. \(validation_failed, request \S+\)\n {2}status: status must be one of healthy, degraded, unhealthy, unreachable, pending\n$/,
     );
   });
 
