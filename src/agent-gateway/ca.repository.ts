@@ -53,8 +53,15 @@ export class CaRepository {
     return this.certs.findOne({ where: { workerId, revokedAt: IsNull() }, order: { createdAt: 'DESC' } });
   }
 
-  /** The certificate with this serial, if it was issued by us and is not revoked. */
+  /**
+   * The certificate with this serial, if it was issued by us, is not revoked and its worker still
+   * exists and is approved (a certificate issued while a deletion raced it stays useless).
+   */
   findValid(serial: string): Promise<WorkerCertificateEntity | null> {
-    return this.certs.findOneBy({ serial, revokedAt: IsNull() });
+    return this.certs
+      .createQueryBuilder('c')
+      .innerJoin('workers', 'w', "w.id = c.worker_id AND w.status <> 'pending'")
+      .where('c.serial = :serial AND c.revoked_at IS NULL', { serial })
+      .getOne();
   }
 }

@@ -137,11 +137,23 @@ export class CaService implements OnModuleInit {
     } catch {
       throw invalidCsr('the CSR is not a PEM PKCS#10 request');
     }
-    const algorithm = csr.publicKey.algorithm as webcrypto.EcKeyAlgorithm;
+    let algorithm: webcrypto.EcKeyAlgorithm;
+    try {
+      algorithm = csr.publicKey.algorithm as webcrypto.EcKeyAlgorithm;
+    } catch {
+      throw invalidCsr('the CSR public key cannot be read');
+    }
     if (algorithm.name !== 'ECDSA' || algorithm.namedCurve !== 'P-256') {
       throw invalidCsr('the CSR key must be ECDSA P-256');
     }
-    if (!(await csr.verify())) throw invalidCsr('the CSR signature does not verify');
+    let verified: boolean;
+    try {
+      verified = await csr.verify();
+    } catch {
+      // A damaged key point or another signature algorithm throws instead of failing.
+      verified = false;
+    }
+    if (!verified) throw invalidCsr('the CSR signature does not verify');
     return csr;
   }
 

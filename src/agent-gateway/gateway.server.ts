@@ -174,6 +174,11 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
             }
             clearTimeout(helloTimer);
             const welcome = await events.hello(peer.workerId, message.hello);
+            if (closed) {
+              // The agent went away while we looked it up: do not keep a dead stream.
+              events.disconnected(peer.workerId);
+              return;
+            }
             workerId = peer.workerId;
             this.sessions.register(workerId, stream);
             stream.write({

@@ -101,7 +101,19 @@ export class Agent {
     let backoff = MIN_BACKOFF_MS;
     while (!this.stopping) {
       let identity = this.store.load();
-      if (!identity) identity = await this.enroll();
+      if (!identity) {
+        try {
+          identity = await this.enroll();
+        } catch (err) {
+          if (err instanceof FatalAgentError) throw err;
+          // Rate limited, a 5xx or no network: try again later, like a lost connection.
+          const delay = Math.round(Math.random() * backoff);
+          this.log.warn({ err: (err as Error).message, delay_ms: delay }, 'enrollment failed; retrying');
+          await this.sleep(delay);
+          backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
+          continue;
+        }
+      }
       if (!identity.certPem) identity = await this.awaitApproval(identity);
       if (this.stopping) break;
       const outcome = await this.session(identity);
@@ -240,12 +252,14 @@ export class Agent {
           });
         } else if (message.probe) {
           const request = message.probe;
-          void Promise.all(request.targets.map((target) => probe(target, request.timeout_ms || 2000))).then(
-            (results) => {
+          Promise.all(
+            request.targets.slice(0, 1000).map((target) => probe(target, request.timeout_ms || 2000)),
+          )
+            .then((results) => {
               if (this.stream === stream)
                 stream.write({ connectivity: { probe_id: request.probe_id, results } });
-            },
-          );
+            })
+            .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'probe round failed'));
         } else if (message.disconnect) {
           this.log.warn({ reason: message.disconnect.reason }, 'the service closed the stream');
           if (message.disconnect.reason === IDENTITY_REVOKED) outcome = 'revoked';
@@ -293,29 +307,32 @@ export class Agent {
     const { notBefore, notAfter } = certificateValidity(identity.certPem!);
     const at = notBefore.getTime() + ((notAfter.getTime() - notBefore.getTime()) * 2) / 3;
     clearTimeout(this.renewTimer);
+    const renew = async (): Promise<void> => {
+      const { keyPem, csrPem } = await newKeyAndCsr(identity.workerId);
+      // The session may have ended while the key was made: its successor renews.
+      if (this.client !== client || this.stopping) return;
+      client.RenewCertificate({ csr_pem: csrPem }, (err, res) => {
+        if (err || !res) {
+          this.log.warn(
+            { code: err?.code, details: err?.details },
+            'certificate renewal failed; retrying in 30 s',
+          );
+          if (this.client === client) {
+            this.renewTimer = setTimeout(() => this.scheduleRenewal(identity, client, reconnect), 30_000);
+          }
+          return;
+        }
+        this.store.save({ ...identity, keyPem, certPem: res.certificate_pem, caPem: res.ca_certificate_pem });
+        this.log.info({ worker_id: identity.workerId, not_after: res.not_after }, 'certificate renewed');
+        reconnect();
+      });
+    };
     this.renewTimer = setTimeout(
       () => {
-        void (async () => {
-          const { keyPem, csrPem } = await newKeyAndCsr(identity.workerId);
-          client.RenewCertificate({ csr_pem: csrPem }, (err, res) => {
-            if (err || !res) {
-              this.log.warn(
-                { code: err?.code, details: err?.details },
-                'certificate renewal failed; retrying in 30 s',
-              );
-              this.renewTimer = setTimeout(() => this.scheduleRenewal(identity, client, reconnect), 30_000);
-              return;
-            }
-            this.store.save({
-              ...identity,
-              keyPem,
-              certPem: res.certificate_pem,
-              caPem: res.ca_certificate_pem,
-            });
-            this.log.info({ worker_id: identity.workerId, not_after: res.not_after }, 'certificate renewed');
-            reconnect();
-          });
-        })();
+        // A closed channel throws synchronously; never let that take the agent down.
+        renew().catch((err: unknown) =>
+          this.log.warn({ err: (err as Error).message }, 'certificate renewal failed'),
+        );
       },
       Math.max(0, Math.min(at - Date.now(), 2 ** 31 - 1)),
     );

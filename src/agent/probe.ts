@@ -47,11 +47,16 @@ export function probe(target: ProbeTargetMsg, timeoutMs: number): Promise<ProbeR
       socket.destroy();
       resolve({ worker_id: target.worker_id, ...result });
     };
-    const socket = connect({ host, port: Number(portText) }, () => {
+    const port = Number(portText);
+    if (!host || !Number.isInteger(port) || port < 1 || port > 65535) {
+      resolve({ worker_id: target.worker_id, reachable: false, rtt_ms: 0, error: 'invalid address' });
+      return;
+    }
+    const timer = setTimeout(() => finish({ reachable: false, rtt_ms: 0, error: 'timeout' }), timeoutMs);
+    const socket = connect({ host, port }, () => {
       sentAt = performance.now();
       socket.write(`ping ${nonce}\n`);
     });
-    const timer = setTimeout(() => finish({ reachable: false, rtt_ms: 0, error: 'timeout' }), timeoutMs);
     socket.on('data', (chunk: Buffer) => {
       buffer += chunk.toString('latin1');
       if (buffer.includes(`pong ${nonce}\n`))

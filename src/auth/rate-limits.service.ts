@@ -19,13 +19,13 @@ export class RateLimitsService {
   /** Seconds to wait before authenticating again as `clientId` or from `ip`; 0 when allowed. */
   authBlockedFor(clientId: string | undefined, ip: string | undefined): number {
     return Math.max(
-      clientId ? this.authFailures.retryAfter(`client:${clientId}`) : 0,
+      clientId ? this.authFailures.retryAfter(`client:${clientId.slice(0, 128)}`) : 0,
       ip ? this.authFailures.retryAfter(`ip:${ip}`) : 0,
     );
   }
 
   recordAuthFailure(clientId: string | undefined, ip: string | undefined): void {
-    if (clientId) this.authFailures.hit(`client:${clientId}`);
+    if (clientId) this.authFailures.hit(`client:${clientId.slice(0, 128)}`);
     if (ip) this.authFailures.hit(`ip:${ip}`);
   }
 

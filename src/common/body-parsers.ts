@@ -13,6 +13,31 @@ interface ParserError {
   status?: number;
 }
 
+/** Deeper JSON than this is refused: validation walks bodies recursively and would overflow. */
+export const MAX_JSON_DEPTH = 32;
+
+/** Scans raw JSON for nesting deeper than MAX_JSON_DEPTH, skipping string contents. */
+export function jsonTooDeep(buf: Buffer): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i];
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+const refuseDeepJson = (_req: unknown, _res: unknown, buf: Buffer): void => {
+  if (jsonTooDeep(buf)) throw Object.assign(new Error('too deep'), { status: 400, type: 'entity.too.deep' });
+};
+
 /** Runs a body-parser and answers its failures as problems instead of letting them escape. */
 function guarded(parser: RequestHandler): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -31,6 +56,13 @@ function guarded(parser: RequestHandler): RequestHandler {
           status: 415,
           code: 'unsupported_media_type',
           detail: 'The request body uses an unsupported content encoding or charset.',
+        });
+      }
+      if (e.type === 'entity.too.deep') {
+        return sendProblem(req, res, {
+          status: 400,
+          code: 'invalid_json',
+          detail: `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`,
         });
       }
       if (e.type === 'entity.parse.failed') {
@@ -56,7 +88,9 @@ function guarded(parser: RequestHandler): RequestHandler {
  * interceptor refuses them.
  */
 export function bodyParser(): RequestHandler {
-  const json = guarded(express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES, strict: false }));
+  const json = guarded(
+    express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES, strict: false, verify: refuseDeepJson }),
+  );
   const form = guarded(
     express.urlencoded({ limit: MAX_BODY_BYTES, type: FORM_TYPES, extended: false, parameterLimit: 100 }),
   );

@@ -40,7 +40,10 @@ export function decodeCursor(text: string | undefined): Cursor | undefined {
       typeof value[0] === 'string' &&
       typeof value[1] === 'string'
     ) {
-      if (!Number.isNaN(Date.parse(value[0]))) return { at: value[0], id: value[1] };
+      const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value[0]);
+      if (iso && !Number.isNaN(Date.parse(value[0])) && /^[A-Za-z0-9_.-]{1,128}$/.test(value[1])) {
+        return { at: value[0], id: value[1] };
+      }
     }
   } catch {
     // fall through

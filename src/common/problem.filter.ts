@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { isDatabaseUnavailable } from '../database/database-errors.js';
+import { isDataException, isDatabaseUnavailable } from '../database/database-errors.js';
 import { AppError } from './app-error.js';
 import { ProblemInput, sendProblem } from './problem.js';
 
@@ -52,6 +52,13 @@ export class ProblemFilter implements ExceptionFilter {
         status,
         code: CODE_BY_STATUS[status] ?? 'bad_request',
         detail: this.clientDetail(exception, req),
+      };
+    }
+    if (isDataException(exception)) {
+      return {
+        status: 400,
+        code: 'bad_request',
+        detail: 'A value in the request is not valid for its field.',
       };
     }
     if (isDatabaseUnavailable(exception)) {

@@ -17,6 +17,19 @@ const UNAVAILABLE_CODES = new Set([
 const UNAVAILABLE_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Connection is not established/i;
 
+/**
+ * True for PostgreSQL "data exception" errors (SQLSTATE class 22: invalid text representation,
+ * NUL in text, bad datetime, out of range): input the database refused, so a 400, never a 500.
+ */
+export function isDataException(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
+    const { code } = e as { code?: unknown };
+    if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return true;
+    e = (e as { driverError?: unknown }).driverError;
+  }
+  return false;
+}
+
 /** True when an error (or the driver error TypeORM wraps) means the database cannot be reached. */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {

@@ -38,6 +38,15 @@ import {
 } from './workers.errors.js';
 import { WorkersRepository } from './workers.repository.js';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** host:port (IPv4, name, or [IPv6]) with a real port: what a probe may be sent to. */
+const PROBE_ADDRESS = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]{1,253}):([1-9]\d{0,4})$/;
+export const isProbeAddress = (value: string): boolean => {
+  const m = PROBE_ADDRESS.exec(value);
+  return m !== null && Number(m[2]) <= 65535;
+};
+
 /** Missing this many heartbeat intervals makes a worker unreachable. */
 const MISSED_INTERVALS = 3;
 
@@ -145,7 +154,8 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       this.limits.recordAuthFailure(undefined, ip);
       throw invalidJoinToken();
     }
-    const labels = { ...token.labels, ...requestedLabels };
+    // The operator's labels (on the join token) win over what the node says about itself.
+    const labels = validateLabels({ ...requestedLabels, ...token.labels }, 'labels');
     // An agent whose worker the operator deleted comes back as pending, even with a pre-approved token.
     const deletedBefore =
       dto.previous_worker_id !== undefined && (await this.certificates.wasRevoked(dto.previous_worker_id));
@@ -290,7 +300,11 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       connected: true,
     });
     this.connectedGauge.set(this.sessions.count + 1);
-    this.links.peerUp(workerId, worker.owner, hello.probe_address);
+    // Peers are sent this address to probe: only a plain host:port is passed on.
+    const probeAddress = isProbeAddress(hello.probe_address) ? hello.probe_address : '';
+    if (hello.probe_address && !probeAddress)
+      this.logger.warn({ worker_id: workerId }, 'invalid probe address ignored');
+    this.links.peerUp(workerId, worker.owner, probeAddress);
     this.logger.log({ worker_id: workerId, version: hello.version, driver: hello.driver }, 'agent connected');
     return { status: worker.status };
   }
@@ -406,7 +420,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
 
   private async findOwned(id: string): Promise<WorkerEntity> {
     const owner = RequestContext.requireCaller().owner;
-    const worker = /^[0-9a-f-]{36}$/.test(id) ? await this.repository.findInOwner(owner, id) : null;
+    const worker = UUID.test(id) ? await this.repository.findInOwner(owner, id) : null;
     if (!worker) throw new NotFoundError(`No worker ${id}.`);
     return worker;
   }

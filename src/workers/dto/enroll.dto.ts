@@ -1,4 +1,4 @@
-import { IsIn, IsObject, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
 
 export const DRIVERS = ['docker', 'process'] as const;
 
@@ -45,14 +45,12 @@ export class EnrollDto {
 
   /** The id this agent had before the service deleted it; such an agent enrolls as pending. */
   @IsOptional()
-  @IsString()
-  @Matches(/^[0-9a-f-]{36}$/)
+  @IsUUID()
   previous_worker_id?: string;
 }
 
 export class EnrollmentStatusDto {
-  @IsString()
-  @Matches(/^[0-9a-f-]{36}$/)
+  @IsUUID()
   worker_id: string;
 
   @IsString()
