@@ -20,6 +20,8 @@ import { CertificatesService } from './certificates.service.js';
 import { CaService } from './ca.service.js';
 
 const SERVICE_NAME = 'stack.agent.v1.AgentGateway';
+/** Larger agent messages are refused by grpc-js (RESOURCE_EXHAUSTED). */
+const MAX_MESSAGE_BYTES = 256 * 1024;
 /** An agent that says nothing for this long after connecting is dropped. */
 const HELLO_TIMEOUT_MS = 10_000;
 
@@ -77,7 +79,13 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
   async onApplicationBootstrap(): Promise<void> {
     const hosts = [...new Set([new URL(this.config.publicUrl).hostname, 'localhost', '127.0.0.1'])];
     const { certPem, keyPem } = await this.ca.issueServerCertificate(hosts);
-    const server = new grpc.Server({ 'grpc.keepalive_time_ms': 60_000, 'grpc.keepalive_timeout_ms': 20_000 });
+    const server = new grpc.Server({
+      'grpc.keepalive_time_ms': 60_000,
+      'grpc.keepalive_timeout_ms': 20_000,
+      // An agent needs one stream and the odd renewal; its messages are small.
+      'grpc.max_concurrent_streams': 8,
+      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    });
     const proto = loadAgentProto();
     server.addService(proto.AgentGateway.service, {
       Connect: (stream: grpc.ServerDuplexStream<AgentMessage, ServerMessage>) => this.connect(stream),
@@ -192,7 +200,9 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
           }
           if (message.heartbeat) {
             events.heartbeat(workerId, message.heartbeat);
-            stream.write({ heartbeat_ack: { sequence: message.heartbeat.sequence } });
+            // An agent that does not read its acks gets none rather than growing our buffers.
+            if (!stream.writableNeedDrain)
+              stream.write({ heartbeat_ack: { sequence: message.heartbeat.sequence } });
           } else if (message.connectivity) events.connectivity(workerId, message.connectivity);
         })
         .catch(fail);

@@ -160,7 +160,14 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
     // A refresh never widens: the original grant, and what the client holds today.
     const original = parseScopeParam(stored.scope).filter((s) => isScope(s) && hasScope(client.scopes, s));
     const scopes = narrow(original, field(body, 'scope'));
-    return this.issue(client, scopes, stored.familyId, 'refresh_token');
+    const issued = await this.issue(client, scopes, stored.familyId, 'refresh_token');
+    // A replay of the same token racing this request may have revoked the family after our redeem
+    // but before our insert: then the new token must not survive either.
+    if (await this.refreshTokens.familyRevoked(stored.familyId)) {
+      await this.refreshTokens.revokeFamily(stored.familyId);
+      throw invalidGrant('The refresh token was already used; every token of its family is revoked.');
+    }
+    return issued;
   }
 
   private async issue(

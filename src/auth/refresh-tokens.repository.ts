@@ -42,6 +42,15 @@ export class RefreshTokensRepository {
     return { outcome: 'invalid' };
   }
 
+  /** Whether any token of the family was revoked (reuse was detected). */
+  async familyRevoked(familyId: string): Promise<boolean> {
+    const rows = await this.repo.query<unknown[]>(
+      'SELECT 1 FROM refresh_tokens WHERE family_id = $1 AND revoked_at IS NOT NULL LIMIT 1',
+      [familyId],
+    );
+    return rows.length > 0;
+  }
+
   /** Revokes every live token of the family; returns how many. */
   async revokeFamily(familyId: string): Promise<number> {
     const result = await this.repo.update({ familyId, revokedAt: IsNull() }, { revokedAt: new Date() });

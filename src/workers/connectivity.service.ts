@@ -93,8 +93,11 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
 
   /** An agent's answer; only results for targets it was asked about are kept. */
   async record(workerId: string, report: ConnectivityReportMsg): Promise<void> {
-    const asked = this.rounds.get(report.probe_id)?.asked.get(workerId);
-    if (!asked) return;
+    const round = this.rounds.get(report.probe_id);
+    const asked = round?.asked.get(workerId);
+    if (!round || !asked) return;
+    // One answer per question: a repeated report is dropped.
+    round.asked.delete(workerId);
     const now = new Date();
     const rows: LinkRow[] = report.results
       .filter((r) => asked.has(r.worker_id))
