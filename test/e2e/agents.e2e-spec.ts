@@ -74,9 +74,15 @@ describe('the agent plane with real agents over mutual TLS', () => {
     return (res.body.workers as Worker[]).find((w) => w.name === name);
   }
 
-  async function waitForStatus(name: string, status: string, timeoutMs = 15_000): Promise<Worker> {
+  /**
+   * `reporting` means connected and heartbeating: healthy, or degraded when the machine's CPU is
+   * pegged by the test run itself (agents report machine-wide CPU; a busy CI box reaches 100 %).
+   */
+  async function waitForStatus(name: string, status: string, timeoutMs = 20_000): Promise<Worker> {
+    const matches = (s: string | undefined) =>
+      status === 'reporting' ? s === 'healthy' || s === 'degraded' : s === status;
     let last: Worker | undefined;
-    await eventually(async () => (last = await workerNamed(name))?.status === status, timeoutMs);
+    await eventually(async () => matches((last = await workerNamed(name))?.status), timeoutMs);
     return last!;
   }
 
@@ -133,7 +139,7 @@ describe('the agent plane with real agents over mutual TLS', () => {
     const approved = await api('post', `/api/v1/orchestrator/workers/${pending.id}/approve`);
     expect(approved.status).toBe(200);
     expect(approved.body.approved_at).not.toBeNull();
-    const healthy = await waitForStatus('node-approve', 'healthy');
+    const healthy = await waitForStatus('node-approve', 'reporting');
     expect(healthy.connected).toBe(true);
     expect(Date.now() - Date.parse(healthy.last_heartbeat!)).toBeLessThan(5000);
     expect(healthy.metrics!.memory_percent).toBeGreaterThan(0);
@@ -148,7 +154,12 @@ describe('the agent plane with real agents over mutual TLS', () => {
     expect((await api('get', `/api/v1/orchestrator/workers/${pending.id}`)).body.id).toBe(pending.id);
     const metrics = (await t.http.get('/metrics')).text;
     expect(metrics).toMatch(/^stack_workers_connected 1$/m);
-    await eventually(async () => /^stack_workers_healthy [1-9]/m.test((await t.http.get('/metrics')).text));
+    // The healthy gauge follows reality: it equals the number of workers the API calls healthy.
+    await eventually(async () => {
+      const listed = (await api('get', '/api/v1/orchestrator/workers?limit=200')).body.workers as Worker[];
+      const gauge = /^stack_workers_healthy (\d+)$/m.exec((await t.http.get('/metrics')).text)?.[1];
+      return Number(gauge) === listed.filter((w) => w.status === 'healthy').length;
+    });
     expect((await t.http.get('/api/v1/orchestrator/health')).body.checks).toMatchObject({
       grpc: 'ok',
       workers: 'ok',
@@ -160,7 +171,7 @@ describe('the agent plane with real agents over mutual TLS', () => {
   it('a pre-approved join token connects at once, and the CA fingerprint can be pinned', async () => {
     const fingerprint = (await api('get', '/api/v1/orchestrator/info')).body.ca_fingerprint as string;
     agent(await joinToken({ pre_approved: true }), 'node-pre', undefined, ['--ca-fingerprint', fingerprint]);
-    const w = await waitForStatus('node-pre', 'healthy');
+    const w = await waitForStatus('node-pre', 'reporting');
     expect(w.connected).toBe(true);
   });
 
@@ -232,7 +243,7 @@ describe('the agent plane with real agents over mutual TLS', () => {
 
     async function approvedAgentFiles(name: string): Promise<{ dir: string; worker: Worker }> {
       const a = agent(await joinToken({ pre_approved: true }), name);
-      const worker = await waitForStatus(name, 'healthy');
+      const worker = await waitForStatus(name, 'reporting');
       return { dir: a.dataDir, worker };
     }
 
@@ -278,7 +289,7 @@ describe('the agent plane with real agents over mutual TLS', () => {
 
     it('deleting a worker revokes its certificate and closes its stream; the agent enrolls again as pending', async () => {
       const a = agent(await joinToken({ pre_approved: true }), 'node-delete');
-      const before = await waitForStatus('node-delete', 'healthy');
+      const before = await waitForStatus('node-delete', 'reporting');
       const saved = mkdtempSync(join(tmpdir(), 'so-saved-'));
       cpSync(a.dataDir, saved, { recursive: true });
       expect((await api('delete', `/api/v1/orchestrator/workers/${before.id}`)).status).toBe(204);
@@ -298,23 +309,23 @@ describe('the agent plane with real agents over mutual TLS', () => {
 
   it('SIGSTOP makes a worker unreachable after 3 missed heartbeats; SIGCONT brings it back', async () => {
     const a = agent(await joinToken({ pre_approved: true }), 'node-stop');
-    await waitForStatus('node-stop', 'healthy');
+    await waitForStatus('node-stop', 'reporting');
     a.signal('SIGSTOP');
     const gone = await waitForStatus('node-stop', 'unreachable', 10_000);
     expect(Date.now() - Date.parse(gone.last_heartbeat!)).toBeGreaterThanOrEqual(1200);
     a.signal('SIGCONT');
-    await waitForStatus('node-stop', 'healthy', 10_000);
+    await waitForStatus('node-stop', 'reporting', 10_000);
     const transitions = (t.logs.records() as { worker_id?: string; from?: string; to?: string }[]).filter(
       (r) => r.worker_id === gone.id && r.to,
     );
-    expect(transitions.map((r) => `${r.from}->${r.to}`)).toEqual(
-      expect.arrayContaining(['healthy->unreachable', 'unreachable->healthy']),
-    );
+    const path = transitions.map((r) => `${r.from}->${r.to}`);
+    expect(path.some((p) => /^(healthy|degraded)->unreachable$/.test(p))).toBe(true);
+    expect(path.some((p) => /^unreachable->(healthy|degraded)$/.test(p))).toBe(true);
   });
 
   it('renews its certificate at two thirds of a short lifetime and stays connected', async () => {
     const a = agent(await joinToken({ pre_approved: true }), 'node-renew');
-    const w = await waitForStatus('node-renew', 'healthy');
+    const w = await waitForStatus('node-renew', 'reporting');
     const first = readFileSync(join(a.dataDir, 'cert.pem'), 'utf8');
     await eventually(() => a.logged('certificate renewed'), 15_000);
     expect(readFileSync(join(a.dataDir, 'cert.pem'), 'utf8')).not.toBe(first);
@@ -324,7 +335,7 @@ describe('the agent plane with real agents over mutual TLS', () => {
     expect(Number(certs[0].n)).toBeGreaterThanOrEqual(2);
     // Past the first certificate's expiry (6 s), the worker is still healthy on a renewed one.
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    const now = await waitForStatus('node-renew', 'healthy');
+    const now = await waitForStatus('node-renew', 'reporting');
     expect(now.connected).toBe(true);
   });
 
@@ -332,8 +343,8 @@ describe('the agent plane with real agents over mutual TLS', () => {
     const token = await joinToken({ pre_approved: true });
     agent(token, 'node-link-a');
     const b = agent(token, 'node-link-b');
-    const wa = await waitForStatus('node-link-a', 'healthy');
-    const wb = await waitForStatus('node-link-b', 'healthy');
+    const wa = await waitForStatus('node-link-a', 'reporting');
+    const wb = await waitForStatus('node-link-b', 'reporting');
     const check = await api('post', '/api/v1/orchestrator/workers/connectivity/check');
     expect(check.status).toBe(202);
     expect(check.body.workers).toBeGreaterThanOrEqual(2);
@@ -364,11 +375,17 @@ describe('the agent plane with real agents over mutual TLS', () => {
     // A stopped peer still holds its connection but answers no probe: a's next check says so.
     b.signal('SIGSTOP');
     const before = ab.checked_at;
-    await api('post', '/api/v1/orchestrator/workers/connectivity/check');
-    await eventually(async () => {
-      const link = await linkBetween(wa.id, wb.id);
-      return link !== undefined && link.checked_at !== before && link.reachable === false;
-    });
+    // Ask for a round at each look: on a loaded machine one round can come back late.
+    await eventually(
+      async () => {
+        await api('post', '/api/v1/orchestrator/workers/connectivity/check');
+        await new Promise((resolve) => setTimeout(resolve, 2500));
+        const link = await linkBetween(wa.id, wb.id);
+        return link !== undefined && link.checked_at !== before && link.reachable === false;
+      },
+      40_000,
+      0,
+    );
     expect((await linkBetween(wa.id, wb.id))!.error).toBe('timeout');
     b.signal('SIGCONT');
     const read = `Bearer ${(await t.token(undefined, 'orchestrator:read')).access_token}`;
@@ -380,7 +397,7 @@ describe('the agent plane with real agents over mutual TLS', () => {
 
   it('the agent stops cleanly on SIGTERM, and the service notices the stream end', async () => {
     const a = agent(await joinToken({ pre_approved: true }), 'node-term');
-    const w = await waitForStatus('node-term', 'healthy');
+    const w = await waitForStatus('node-term', 'reporting');
     expect(await a.stop('SIGTERM')).toBe(0);
     expect(a.logged('stopped')).toBe(true);
     await eventually(
