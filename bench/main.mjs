@@ -1,10 +1,16 @@
 // `npm run bench`: every benchmark, each printing a markdown table. Record results in docs/benchmarks.md.
 import { cpus, totalmem } from 'node:os';
+import { agentsBench } from './agents.mjs';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
 import { tokensBench } from './tokens.mjs';
 
 const only = process.argv[2];
-const benches = { startup: startupBench, live: liveThroughputBench, tokens: tokensBench };
+const benches = {
+  startup: startupBench,
+  live: liveThroughputBench,
+  tokens: tokensBench,
+  agents: agentsBench,
+};
 
 console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);
 console.log(

@@ -1,0 +1,62 @@
+// Preloaded into the service by bench/agents.mjs (NODE_OPTIONS=--import=<this file>), which stays
+// otherwise unchanged: once a second, appends the event loop's delay (p99 and max over that second)
+// and every garbage collection pause of that second to BENCH_PROBE_FILE as one JSON line.
+import { appendFileSync } from 'node:fs';
+import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
+
+const file = process.env.BENCH_PROBE_FILE;
+if (file) {
+  const RESOLUTION_MS = 5;
+  const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  delay.enable();
+  let gc = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      // kind: 1 minor (scavenge), 4 major (mark-compact), 8 incremental marking, 16 weak callbacks.
+      gc.push([Math.round(performance.timeOrigin + e.startTime), e.duration, e.detail?.kind ?? 0]);
+    }
+  }).observe({ entryTypes: ['gc'] });
+  setInterval(() => {
+    // The histogram holds whole timer periods; the delay is what exceeds the resolution.
+    const line = {
+      t: Date.now(),
+      p99: Math.max(0, delay.percentile(99) / 1e6 - RESOLUTION_MS),
+      max: Math.max(0, delay.max / 1e6 - RESOLUTION_MS),
+      heap: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+      gc,
+    };
+    gc = [];
+    delay.reset();
+    appendFileSync(file, `${JSON.stringify(line)}\n`);
+  }, 1000).unref();
+}
+
+// With BENCH_PROBE_PROFILE_DIR set, SIGUSR2 starts a CPU profile and the next SIGUSR2 writes it
+// there (`<n>.cpuprofile`, for Chrome DevTools or bench/cpuprofile-top.mjs): the bench profiles
+// the measured windows only, not start-up, enrollment or connection.
+const profileDir = process.env.BENCH_PROBE_PROFILE_DIR;
+if (profileDir) {
+  const { Session } = await import('node:inspector');
+  const { writeFileSync } = await import('node:fs');
+  const session = new Session();
+  session.connect();
+  const post = (method, params) =>
+    new Promise((resolve, reject) =>
+      session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
+    );
+  await post('Profiler.enable');
+  let running = false;
+  let count = 0;
+  process.on('SIGUSR2', () => {
+    void (async () => {
+      if (!running) {
+        running = true;
+        await post('Profiler.start');
+        return;
+      }
+      running = false;
+      const { profile } = await post('Profiler.stop');
+      writeFileSync(`${profileDir}/${++count}.cpuprofile`, JSON.stringify(profile));
+    })();
+  });
+}
