@@ -17,6 +17,9 @@ import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { SettingsModule } from './settings/settings.module.js';
 import { WorkersModule } from './workers/workers.module.js';
+import { JobsModule } from './jobs/jobs.module.js';
+import { StacksModule } from './stacks/stacks.module.js';
+import { DefinitionModule } from './stacks/definition/definition.module.js';
 
 /** Flattens class-validator's tree into the problem's `errors` array. */
 export function toFieldErrors(errors: ValidationError[], parent = ''): ProblemFieldError[] {
@@ -50,6 +53,9 @@ export class AppModule implements NestModule {
         HealthModule,
         SettingsModule,
         WorkersModule,
+        JobsModule,
+        StacksModule,
+        DefinitionModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },

@@ -5,7 +5,9 @@ import type {
   ConnectivityReportMsg,
   HeartbeatMsg,
   HelloMsg,
+  JobEventMsg,
   ServerMessage,
+  StateReportMsg,
 } from '../agent-protocol/index.js';
 
 /** What the workers feature does with what agents say; it registers itself at start. */
@@ -17,6 +19,20 @@ export interface AgentEventsHandler {
   disconnected(workerId: string): void;
 }
 
+/** What the jobs and stacks features do with the work-related messages of an agent. */
+export interface AgentWorkHandler {
+  /** After the workers feature accepted the agent and its stream is registered. */
+  connected(workerId: string, hello: HelloMsg): void;
+  jobEvent(workerId: string, event: JobEventMsg): void;
+  disconnected(workerId: string): void;
+}
+
+/** Receives the agents' state reports (service health, drift). */
+export interface AgentStateHandler {
+  state(workerId: string, report: StateReportMsg): void;
+  disconnected(workerId: string): void;
+}
+
 type Stream = ServerDuplexStream<AgentMessage, ServerMessage>;
 
 /** The live agent streams of this replica, one per worker. */
@@ -25,9 +41,27 @@ export class AgentSessions {
   private readonly logger = new Logger('agent-gateway');
   private readonly streams = new Map<string, Stream>();
   private handler: AgentEventsHandler | undefined;
+  private readonly workHandlers: AgentWorkHandler[] = [];
+  private readonly stateHandlers: AgentStateHandler[] = [];
 
   setHandler(handler: AgentEventsHandler): void {
     this.handler = handler;
+  }
+
+  addWorkHandler(handler: AgentWorkHandler): void {
+    this.workHandlers.push(handler);
+  }
+
+  addStateHandler(handler: AgentStateHandler): void {
+    this.stateHandlers.push(handler);
+  }
+
+  work(): readonly AgentWorkHandler[] {
+    return this.workHandlers;
+  }
+
+  stateReceivers(): readonly AgentStateHandler[] {
+    return this.stateHandlers;
   }
 
   events(): AgentEventsHandler {
@@ -62,6 +96,8 @@ export class AgentSessions {
     if (!stream) return;
     this.streams.delete(workerId);
     this.end(stream, reason);
+    for (const handler of this.workHandlers) handler.disconnected(workerId);
+    for (const handler of this.stateHandlers) handler.disconnected(workerId);
     this.logger.log({ worker_id: workerId, reason }, 'agent stream closed');
   }
 

@@ -196,6 +196,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
                 status: welcome.status,
               },
             });
+            for (const handler of this.sessions.work()) handler.connected(workerId, message.hello);
             return;
           }
           if (message.heartbeat) {
@@ -204,6 +205,11 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
             if (!stream.writableNeedDrain)
               stream.write({ heartbeat_ack: { sequence: message.heartbeat.sequence } });
           } else if (message.connectivity) events.connectivity(workerId, message.connectivity);
+          else if (message.job_event) {
+            for (const handler of this.sessions.work()) handler.jobEvent(workerId, message.job_event);
+          } else if (message.state) {
+            for (const handler of this.sessions.stateReceivers()) handler.state(workerId, message.state);
+          }
         })
         .catch(fail);
     });
@@ -211,7 +217,10 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
       clearTimeout(helloTimer);
       closed = true;
       if (workerId !== undefined && this.sessions.unregister(workerId, stream)) {
-        this.sessions.events().disconnected(workerId);
+        const id = workerId;
+        this.sessions.events().disconnected(id);
+        for (const handler of this.sessions.work()) handler.disconnected(id);
+        for (const handler of this.sessions.stateReceivers()) handler.disconnected(id);
       }
     };
     stream.on('end', () => {

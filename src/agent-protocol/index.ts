@@ -46,6 +46,9 @@ export interface HelloMsg {
   hostname: string;
   driver: string;
   probe_address: string;
+  cpu_cores: number;
+  memory_bytes: number;
+  active_job_ids: string[];
 }
 
 export interface HeartbeatMsg {
@@ -77,11 +80,111 @@ export interface ConnectivityReportMsg {
   results: ProbeResultMsg[];
 }
 
+export interface PortSpecMsg {
+  container: number;
+  host: number;
+  protocol: string;
+}
+
+export interface HealthCheckSpecMsg {
+  path: string;
+  port: number;
+  interval_ms: number;
+}
+
+export interface ServiceSpecMsg {
+  name: string;
+  image: string;
+  command: string[];
+  env: Record<string, string>;
+  ports: PortSpecMsg[];
+  cpu: number;
+  memory_bytes: number;
+  restart: string;
+  health_check: HealthCheckSpecMsg | null;
+  digest: string;
+}
+
+export type JobCommandType = 'provision' | 'destroy';
+
+export interface JobCommandMsg {
+  job_id: string;
+  type: string;
+  stack_id: string;
+  stack_name: string;
+  revision: number;
+  services: ServiceSpecMsg[];
+  timeout_ms: number;
+  attempt: number;
+}
+
+export interface CancelJobMsg {
+  job_id: string;
+  cleanup: boolean;
+}
+
+export interface ServiceResultMsg {
+  name: string;
+  action: string;
+  ok: boolean;
+  error: string;
+}
+
+export type JobPhase = 'accepted' | 'progress' | 'succeeded' | 'failed' | 'cancelled' | 'cleaned';
+
+export interface JobEventMsg {
+  job_id: string;
+  phase: string;
+  progress: number;
+  lines: string[];
+  error: string;
+  results: ServiceResultMsg[];
+}
+
+export interface HealthResultMsg {
+  url: string;
+  status_code: number;
+  latency_ms: number;
+  ok: boolean;
+  error: string;
+  checked_at: string;
+}
+
+export interface EffectiveConfigMsg {
+  image: string;
+  command: string[];
+  env: Record<string, string>;
+  ports: PortSpecMsg[];
+  cpu: number;
+  memory_bytes: number;
+}
+
+export interface ServiceStateMsg {
+  stack_id: string;
+  name: string;
+  status: string;
+  running: boolean;
+  started_at: string;
+  digest: string;
+  restarts: number;
+  exit_code: number;
+  health: HealthResultMsg | null;
+  actual: EffectiveConfigMsg | null;
+  desired: boolean;
+}
+
+export interface StateReportMsg {
+  services: ServiceStateMsg[];
+  stack_ids: string[];
+}
+
 export interface AgentMessage {
-  body?: 'hello' | 'heartbeat' | 'connectivity';
+  body?: 'hello' | 'heartbeat' | 'connectivity' | 'job_event' | 'state';
   hello?: HelloMsg;
   heartbeat?: HeartbeatMsg;
   connectivity?: ConnectivityReportMsg;
+  job_event?: JobEventMsg;
+  state?: StateReportMsg;
 }
 
 export interface WelcomeMsg {
@@ -95,6 +198,8 @@ export interface ServerMessage {
   probe?: ProbeRequestMsg;
   disconnect?: { reason: string };
   heartbeat_ack?: { sequence: number };
+  job?: JobCommandMsg;
+  cancel_job?: CancelJobMsg;
 }
 
 export interface RenewCertificateRequest {

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { existsSync } from 'node:fs';
-import { hostname, networkInterfaces, platform, arch } from 'node:os';
+import { hostname, networkInterfaces, platform, arch, cpus, totalmem } from 'node:os';
 import type { Logger } from 'pino';
 import {
   IDENTITY_REVOKED,
@@ -19,6 +19,10 @@ import {
 } from './identity.js';
 import { agentChecks, CpuSampler, nodeMetrics } from './node-metrics.js';
 import { probe, startProbeListener } from './probe.js';
+import { DockerDriver, defaultDockerSocket, parseUlimits } from './drivers/docker.driver.js';
+import type { Driver } from './drivers/driver.js';
+import { ProcessDriver } from './drivers/process.driver.js';
+import { JobRunner } from './job-runner.js';
 import type { Server } from 'node:net';
 
 export interface AgentOptions {
@@ -35,6 +39,9 @@ export interface AgentOptions {
   agentEndpoint: string | undefined;
   /** Where the probe listener binds; port 0 picks a free one; undefined turns it off. */
   probe: { host: string; port: number } | undefined;
+  /** Docker driver: the Engine API socket, and ulimits for every container (`nofile=1024:1024`). */
+  dockerSocket?: string;
+  dockerUlimits?: string;
 }
 
 const MIN_BACKOFF_MS = 500;
@@ -63,6 +70,8 @@ export class Agent {
   private readonly store: IdentityStore;
   private readonly proto = loadAgentProto();
   private readonly cpu = new CpuSampler();
+  private readonly runner: JobRunner;
+  private readonly dockerSocket: string;
   private stopping = false;
   private client: GatewayClient | undefined;
   private stream: Stream | undefined;
@@ -80,14 +89,26 @@ export class Agent {
     private readonly log: Logger,
   ) {
     this.store = new IdentityStore(options.dataDir);
+    this.dockerSocket = options.dockerSocket ?? defaultDockerSocket();
+    const driver: Driver =
+      options.driver === 'docker'
+        ? new DockerDriver({
+            socketPath: this.dockerSocket,
+            log,
+            ulimits: options.dockerUlimits ? parseUlimits(options.dockerUlimits) : undefined,
+          })
+        : new ProcessDriver(options.dataDir, log);
+    this.runner = new JobRunner(driver, options.dataDir, log);
   }
 
   /** Runs until stop() or a fatal error; the probe listener closes either way. */
   async run(): Promise<void> {
     try {
+      await this.runner.restore();
       await this.loop();
     } finally {
       this.probeServer?.close();
+      await this.runner.close();
     }
   }
 
@@ -239,12 +260,18 @@ export class Agent {
         clearTimeout(this.renewTimer);
         client.close();
         if (this.stream === stream) this.stream = undefined;
+        this.runner.detach();
         resolve(outcome);
       };
       stream.on('data', (message: ServerMessage) => {
         if (message.welcome) {
           welcomed = true;
           this.log.info({ worker_id: identity.workerId, status: message.welcome.status }, 'connected');
+          this.runner.attach((msg) => {
+            if (this.stream !== stream) return false;
+            stream.write(msg);
+            return true;
+          });
           this.startHeartbeats(stream, message.welcome.heartbeat_interval_ms);
           this.scheduleRenewal(identity, client, () => {
             outcome = 'renewed';
@@ -260,6 +287,10 @@ export class Agent {
                 stream.write({ connectivity: { probe_id: request.probe_id, results } });
             })
             .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'probe round failed'));
+        } else if (message.job) {
+          this.runner.handle(message.job);
+        } else if (message.cancel_job) {
+          this.runner.cancel(message.cancel_job);
         } else if (message.disconnect) {
           this.log.warn({ reason: message.disconnect.reason }, 'the service closed the stream');
           if (message.disconnect.reason === IDENTITY_REVOKED) outcome = 'revoked';
@@ -281,6 +312,9 @@ export class Agent {
           hostname: hostname(),
           driver: this.options.driver,
           probe_address: this.probeAddress,
+          cpu_cores: cpus().length,
+          memory_bytes: totalmem(),
+          active_job_ids: this.runner.activeJobIds(),
         },
       });
     });
@@ -289,14 +323,20 @@ export class Agent {
   private startHeartbeats(stream: Stream, intervalMs: number): void {
     clearInterval(this.heartbeatTimer);
     const beat = () => {
-      const driverOk = this.options.driver === 'process' || existsSync('/var/run/docker.sock');
+      const driverOk = this.options.driver === 'process' || existsSync(this.dockerSocket);
       stream.write({
         heartbeat: {
           sequence: ++this.sequence,
-          metrics: nodeMetrics(this.cpu, this.options.dataDir, 0),
+          metrics: nodeMetrics(this.cpu, this.options.dataDir, this.runner.servicesRunning),
           checks: agentChecks(this.options.dataDir, driverOk, driverOk ? '' : 'docker socket not found'),
         },
       });
+      this.runner
+        .report()
+        .then((report) => {
+          if (report && this.stream === stream) stream.write({ state: report });
+        })
+        .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'state report failed'));
     };
     beat();
     this.heartbeatTimer = setInterval(beat, Math.max(100, intervalMs));

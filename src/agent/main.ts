@@ -8,7 +8,8 @@ import { agentLogger } from './logger.js';
 const USAGE = `usage: stack-agent --server URL [--token TOKEN] [--data-dir DIR] [--name NAME]
                    [--driver docker|process] [--ca-fingerprint SHA256] [--label key=value ...]
                    [--address ADDRESS] [--agent-endpoint HOST:PORT] [--log-level LEVEL]
-                   [--probe-port PORT (5264; 0: any; off: none)] [--probe-bind HOST (0.0.0.0)]`;
+                   [--probe-port PORT (5264; 0: any; off: none)] [--probe-bind HOST (0.0.0.0)]
+                   [--docker-socket PATH] [--docker-ulimits nofile=1024:1024,...]`;
 
 function main(): void {
   let values;
@@ -27,6 +28,8 @@ function main(): void {
         'probe-port': { type: 'string', default: '5264' },
         'probe-bind': { type: 'string', default: '0.0.0.0' },
         'log-level': { type: 'string', default: 'info' },
+        'docker-socket': { type: 'string' },
+        'docker-ulimits': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -72,6 +75,8 @@ function main(): void {
       address: values.address,
       version: pkg.version,
       agentEndpoint: values['agent-endpoint'],
+      dockerSocket: values['docker-socket'],
+      dockerUlimits: values['docker-ulimits'],
       probe:
         values['probe-port'] === 'off'
           ? undefined

@@ -18,7 +18,17 @@ export type AuditAction =
   | 'join_token.revoked'
   | 'worker.enrolled'
   | 'worker.approved'
-  | 'worker.deleted';
+  | 'worker.deleted'
+  | 'stack.created'
+  | 'stack.revised'
+  | 'stack.deploy_requested'
+  | 'stack.destroy_requested'
+  | 'stack.destroyed'
+  | 'job.cancel_requested'
+  | 'job.cleaned_up'
+  | 'drift.detected'
+  | 'drift.ignored'
+  | 'drift.resolve_requested';
 
 export interface AuditInput {
   action: AuditAction;

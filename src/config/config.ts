@@ -197,6 +197,21 @@ export const VARIABLES = {
     description: 'How often connected agents probe each other for the connectivity matrix',
     parse: duration(1000, 86_400_000),
   },
+  JOB_TIMEOUT: {
+    default: '10m',
+    description: 'How long a job may run on its worker before it is stopped and failed',
+    parse: duration(1000, 86_400_000),
+  },
+  JOB_ACK_TIMEOUT: {
+    default: '30s',
+    description: 'How long a dispatched job waits for its agent to confirm before it is queued again',
+    parse: duration(100, 3_600_000),
+  },
+  JOB_MAX_ATTEMPTS: {
+    default: '3',
+    description: 'Dispatch attempts of a job before it fails',
+    parse: positiveInt(1, 100),
+  },
   SETTINGS_REFRESH_INTERVAL: {
     default: '5s',
     description: 'How often a replica re-reads runtime settings changed by another replica',
@@ -224,6 +239,9 @@ export class AppConfig {
   readonly readinessTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   readonly settingsRefreshIntervalMs: number;
+  readonly jobTimeoutMs: number;
+  readonly jobAckTimeoutMs: number;
+  readonly jobMaxAttempts: number;
   readonly encryptionKey: string | undefined;
   readonly workerCertTtlMs: number;
   readonly connectivityCheckIntervalMs: number;
@@ -274,6 +292,9 @@ export class AppConfig {
     this.readinessTimeoutMs = read('READINESS_TIMEOUT') ?? 0;
     this.shutdownTimeoutMs = read('SHUTDOWN_TIMEOUT') ?? 0;
     this.settingsRefreshIntervalMs = read('SETTINGS_REFRESH_INTERVAL') ?? 0;
+    this.jobTimeoutMs = read('JOB_TIMEOUT') ?? 0;
+    this.jobAckTimeoutMs = read('JOB_ACK_TIMEOUT') ?? 0;
+    this.jobMaxAttempts = read('JOB_MAX_ATTEMPTS') ?? 0;
     this.encryptionKey = read('ENCRYPTION_KEY');
     this.workerCertTtlMs = read('WORKER_CERT_TTL') ?? 0;
     this.connectivityCheckIntervalMs = read('CONNECTIVITY_CHECK_INTERVAL') ?? 0;

@@ -6,6 +6,16 @@ import { createDataSource, runMigrationsLocked } from './data-source.js';
 import { EmbeddedPostgres } from './embedded-postgres.js';
 
 /**
+ * The embedded database gets one connection. PGlite runs one statement at a time anyway, and
+ * pglite-socket 0.2 queues each wire message on its own: outside a transaction, the Parse and Bind
+ * messages of two connections' parameterized queries interleave ("unnamed prepared statement does
+ * not exist", "bind message supplies 2 parameters, but prepared statement requires 3"). One
+ * connection makes that impossible; the pool queues instead. Code must therefore never wait, inside
+ * a transaction, for a query on another connection (it would wait for itself).
+ */
+export const EMBEDDED_POOL_SIZE = 1;
+
+/**
  * Owns the database connection for the application's lifetime: starts the embedded database when
  * no DATABASE_URL is given, migrates under the advisory lock, and closes everything last at shutdown
  * (after the HTTP server has let requests in flight finish).
@@ -22,9 +32,12 @@ export class DatabaseConnection implements OnApplicationShutdown {
   static async open(config: AppConfig, startup: StartupState): Promise<DatabaseConnection> {
     const embedded = config.databaseUrl
       ? undefined
-      : await EmbeddedPostgres.start(config.dataDir, config.databasePoolSize + 5);
+      : await EmbeddedPostgres.start(config.dataDir, EMBEDDED_POOL_SIZE + 4);
     try {
-      const dataSource = createDataSource(config.databaseUrl ?? embedded!.url, config.databasePoolSize);
+      const dataSource = createDataSource(
+        config.databaseUrl ?? embedded!.url,
+        embedded ? EMBEDDED_POOL_SIZE : config.databasePoolSize,
+      );
       await dataSource.initialize();
       const ran = await runMigrationsLocked(dataSource);
       startup.markMigrated();

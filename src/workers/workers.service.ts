@@ -88,6 +88,19 @@ interface LiveWorker {
   lastHeartbeat: Date | null;
   dirty: boolean;
   connected: boolean;
+  driver: string;
+  labels: Record<string, string>;
+  capacity: { cpu: number; memory_bytes: number };
+}
+
+/** A connected worker as placement sees it. */
+export interface LiveWorkerView {
+  id: string;
+  status: WorkerState;
+  connected: boolean;
+  driver: string;
+  labels: Record<string, string>;
+  capacity: { cpu: number; memory_bytes: number };
 }
 
 /**
@@ -298,6 +311,12 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       lastHeartbeat: worker.lastHeartbeat,
       dirty: false,
       connected: true,
+      driver: hello.driver === 'docker' ? 'docker' : 'process',
+      labels: worker.labels,
+      capacity: {
+        cpu: Number.isFinite(hello.cpu_cores) ? Math.max(0, hello.cpu_cores) : 0,
+        memory_bytes: Number.isFinite(hello.memory_bytes) ? Math.max(0, hello.memory_bytes) : 0,
+      },
     });
     this.connectedGauge.set(this.sessions.count + 1);
     // Peers are sent this address to probe: only a plain host:port is passed on.
@@ -348,6 +367,23 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     this.links.peerDown(workerId);
     this.connectedGauge.set(this.sessions.count);
     this.logger.log({ worker_id: workerId }, 'agent disconnected');
+  }
+
+  /** The owner's workers connected to this replica, for placement. */
+  liveWorkers(owner: string): LiveWorkerView[] {
+    const out: LiveWorkerView[] = [];
+    for (const [id, w] of this.live) {
+      if (w.owner !== owner || !w.connected || !this.sessions.isConnected(id)) continue;
+      out.push({
+        id,
+        status: w.status,
+        connected: true,
+        driver: w.driver,
+        labels: w.labels,
+        capacity: w.capacity,
+      });
+    }
+    return out;
   }
 
   // ---- timers ----

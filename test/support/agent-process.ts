@@ -33,6 +33,8 @@ export class AgentProcess {
     dataDir?: string;
     name?: string;
     args?: string[];
+    /** Extra environment (the agent otherwise gets only PATH). */
+    env?: Record<string, string>;
   }): AgentProcess {
     const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'so-agent-'));
     // Loopback only, and a free probe port per agent (several agents share this machine).
@@ -49,7 +51,7 @@ export class AgentProcess {
     if (options.token) args.push('--token', options.token);
     if (options.name) args.push('--name', options.name);
     const child = spawn(process.execPath, args, {
-      env: { PATH: process.env.PATH ?? '' },
+      env: { PATH: process.env.PATH ?? '', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new AgentProcess(child, dataDir);

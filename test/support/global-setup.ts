@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -39,6 +41,19 @@ export default async function setup(project: TestProject): Promise<() => void> {
     } finally {
       await client.end().catch(() => undefined);
     }
+  }
+  // The docker driver's tests need podman serving the Docker Engine API; the script installs and
+  // starts it when missing and returns at once when it already answers.
+  const script = fileURLToPath(new URL('../../scripts/podman-setup.sh', import.meta.url));
+  try {
+    execFileSync('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'], timeout: 300_000 });
+  } catch (err) {
+    throw new Error(
+      `scripts/podman-setup.sh failed (the docker driver tests need podman): ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
   }
   project.provide('pgliteTemplate', templateRoot);
   return () => rmSync(templateRoot, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import { Settings1764000000000 } from './1764000000000-settings.js';
 import { Auth1764000100000 } from './1764000100000-auth.js';
 import { Workers1764000200000 } from './1764000200000-workers.js';
 import { WorkerLinks1764000300000 } from './1764000300000-worker-links.js';
+import { StacksJobs1764000400000 } from './1764000400000-stacks-jobs.js';
 
 /** Every migration, oldest first. ESM has no directory globbing, so each is listed here. */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   Auth1764000100000,
   Workers1764000200000,
   WorkerLinks1764000300000,
+  StacksJobs1764000400000,
 ];

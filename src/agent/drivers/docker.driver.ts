@@ -1,0 +1,510 @@
+import { isDeepStrictEqual } from 'node:util';
+import Docker from 'dockerode';
+import type { Logger } from 'pino';
+import type {
+  ApplyContext,
+  Driver,
+  EffectiveConfig,
+  ObservedService,
+  PortSpec,
+  ServiceResult,
+  ServiceSpec,
+  StackRef,
+} from './driver.js';
+
+/** The labels that mark a container as ours; docs/drivers.md lists what each one holds. */
+export const DOCKER_LABELS = {
+  managed: 'io.stack-orchestrator.managed',
+  stackId: 'io.stack-orchestrator.stack-id',
+  stackName: 'io.stack-orchestrator.stack-name',
+  service: 'io.stack-orchestrator.service',
+  digest: 'io.stack-orchestrator.digest',
+  /** JSON list of the environment names the driver set, so observe can tell them from image/engine ones. */
+  envKeys: 'io.stack-orchestrator.env-keys',
+  /** `true` when the driver set `Cmd`; without it the container runs the image's own command. */
+  commandSet: 'io.stack-orchestrator.command-set',
+} as const;
+
+export interface Ulimit {
+  name: string;
+  soft: number;
+  hard: number;
+}
+
+export interface DockerDriverOptions {
+  /** Unix socket of the Docker Engine API; default: `DOCKER_HOST` when it is `unix://…`, else /var/run/docker.sock. */
+  socketPath?: string;
+  log: Logger;
+  /**
+   * Ulimits set on every container. None by default (the engine's own). Needed where the engine asks
+   * for more than the agent's process may grant, e.g. rootful podman without CAP_SYS_RESOURCE.
+   */
+  ulimits?: Ulimit[];
+  /**
+   * Host address published ports bind to; default every interface (the engine's default, as
+   * `docker run -p`). Leave it unset rather than "0.0.0.0": podman 4.3 with netavark 1.4 turns an
+   * explicit 0.0.0.0 into DNAT rules for the literal address 0.0.0.0/32, which nothing reaches.
+   */
+  publishAddress?: string;
+  /** Seconds between SIGTERM and SIGKILL when a container is replaced or removed; default 10, 0 kills at once. */
+  stopTimeoutSeconds?: number;
+}
+
+/** `DOCKER_HOST=unix:///path` gives /path; anything else (tcp, unset) the usual socket. */
+export function defaultDockerSocket(dockerHost: string | undefined = process.env.DOCKER_HOST): string {
+  if (dockerHost?.startsWith('unix://')) return dockerHost.slice('unix://'.length);
+  return '/var/run/docker.sock';
+}
+
+/** `nofile=1024:1024,nproc=512` (soft:hard, or one value for both) as ulimits; throws on nonsense. */
+export function parseUlimits(text: string): Ulimit[] {
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((item) => {
+      const match = /^([a-z]+)=(\d+)(?::(\d+))?$/.exec(item);
+      if (!match) throw new Error(`invalid ulimit "${item}": expected name=soft[:hard]`);
+      const soft = Number(match[2]);
+      const hard = match[3] === undefined ? soft : Number(match[3]);
+      if (soft > hard) throw new Error(`invalid ulimit "${item}": soft limit above hard limit`);
+      return { name: match[1], soft, hard };
+    });
+}
+
+/** `so-<first 12 hex digits of the stack id>-<service>`: unique per node, readable in `docker ps`. */
+export function containerName(stackId: string, service: string): string {
+  return `so-${stackId.replace(/-/g, '').slice(0, 12)}-${service}`;
+}
+
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+interface Managed {
+  id: string;
+  name: string;
+  service: string;
+  digest: string;
+  state: string;
+}
+
+export class DockerDriver implements Driver {
+  readonly name = 'docker' as const;
+  private readonly docker: Docker;
+  private readonly log: Logger;
+  private readonly socketPath: string;
+  private readonly ulimits: Ulimit[];
+  private readonly publishAddress: string;
+  private readonly stopTimeout: number;
+
+  constructor(options: DockerDriverOptions) {
+    this.socketPath = options.socketPath ?? defaultDockerSocket();
+    this.docker = new Docker({ socketPath: this.socketPath });
+    this.log = options.log.child({ driver: 'docker' });
+    this.ulimits = options.ulimits ?? [];
+    this.publishAddress = options.publishAddress ?? '';
+    this.stopTimeout = options.stopTimeoutSeconds ?? 10;
+  }
+
+  async apply(stack: StackRef, services: ServiceSpec[], ctx: ApplyContext): Promise<ServiceResult[]> {
+    const byService = groupByService(await this.stackContainers(stack.id));
+    const desired = new Set(services.map((s) => s.name));
+    const results: ServiceResult[] = [];
+    // Undesired ones go first: a renamed service may need the old one's host port.
+    for (const [service, containers] of byService) {
+      if (desired.has(service)) continue;
+      if (ctx.signal.aborted) {
+        results.push(cancelled(service));
+        continue;
+      }
+      results.push(await this.removeService(service, containers, ctx));
+    }
+    for (const spec of services) {
+      if (ctx.signal.aborted) {
+        results.push(cancelled(spec.name));
+        continue;
+      }
+      results.push(await this.applyService(stack, spec, byService.get(spec.name) ?? [], ctx));
+    }
+    return results;
+  }
+
+  async destroy(stack: StackRef, ctx: ApplyContext): Promise<ServiceResult[]> {
+    const results: ServiceResult[] = [];
+    for (const [service, containers] of groupByService(await this.stackContainers(stack.id))) {
+      if (ctx.signal.aborted) {
+        results.push(cancelled(service));
+        continue;
+      }
+      results.push(await this.removeService(service, containers, ctx));
+    }
+    return results;
+  }
+
+  async observe(): Promise<ObservedService[]> {
+    const list = await this.engine('list containers', () =>
+      this.docker.listContainers({ all: true, filters: { label: [`${DOCKER_LABELS.managed}=true`] } }),
+    );
+    const imageEnv = new Map<string, Promise<ImageDefaults>>();
+    const observed: ObservedService[] = [];
+    for (const entry of list) {
+      let info: Docker.ContainerInspectInfo;
+      try {
+        info = await this.docker.getContainer(entry.Id).inspect();
+      } catch (err) {
+        if (statusCode(err) === 404) continue; // removed between list and inspect
+        throw err;
+      }
+      const labels = info.Config.Labels ?? {};
+      let defaults = imageEnv.get(info.Image);
+      if (!defaults) {
+        defaults = this.imageDefaults(info.Image);
+        imageEnv.set(info.Image, defaults);
+      }
+      observed.push({
+        stackId: labels[DOCKER_LABELS.stackId] ?? '',
+        name: labels[DOCKER_LABELS.service] ?? '',
+        status: normalizeStatus(info.State.Status),
+        running: info.State.Running && !info.State.Paused && !info.State.Restarting,
+        startedAt:
+          info.State.StartedAt && info.State.StartedAt !== ZERO_TIME ? new Date(info.State.StartedAt) : null,
+        digest: labels[DOCKER_LABELS.digest] ?? '',
+        actual: effectiveConfig(info, await defaults),
+        restarts: info.RestartCount ?? 0,
+        exitCode: info.State.Running || info.State.StartedAt === ZERO_TIME ? null : info.State.ExitCode,
+      });
+    }
+    return observed;
+  }
+
+  /** Containers keep running without the agent; there is nothing to stop. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private async applyService(
+    stack: StackRef,
+    spec: ServiceSpec,
+    containers: Managed[],
+    ctx: ApplyContext,
+  ): Promise<ServiceResult> {
+    const say = (line: string) => ctx.log(`${spec.name}: ${line}`);
+    try {
+      // Prefer a running container with the desired digest; any others are leftovers.
+      const ranked = [...containers].sort((a, b) => rank(b, spec.digest) - rank(a, spec.digest));
+      const [current, ...extra] = ranked;
+      for (const leftover of extra) {
+        say(`removing leftover container ${leftover.name}`);
+        await this.remove(leftover);
+      }
+      if (current && current.digest === spec.digest) {
+        if (current.state === 'running' || current.state === 'restarting') {
+          return ok(spec.name, 'unchanged');
+        }
+        const container = this.docker.getContainer(current.id);
+        if (current.state === 'paused') {
+          say(`unpausing ${current.name}`);
+          await container.unpause();
+        } else {
+          // Also when it exited under restart "never": apply means "make it as desired".
+          say(`starting ${current.name} (was ${current.state})`);
+          await container.start();
+        }
+        return ok(spec.name, 'started');
+      }
+      // The image first: a missing image must not take the running container down with it.
+      await this.ensureImage(spec.image, say, ctx.signal);
+      if (current) {
+        say(`replacing ${current.name} (digest ${current.digest || 'none'} -> ${spec.digest})`);
+        await this.remove(current);
+      }
+      const name = containerName(stack.id, spec.name);
+      say(`creating ${name} from ${spec.image}`);
+      const container = await this.docker.createContainer(this.createOptions(stack, spec, name));
+      try {
+        await container.start();
+      } catch (err) {
+        // A container that never started (port taken, bad command) is not left behind.
+        await container.remove({ force: true }).catch(() => undefined);
+        throw err;
+      }
+      say(`started ${name}`);
+      return ok(spec.name, current ? 'replaced' : 'created');
+    } catch (err) {
+      const error = describe(err);
+      say(`failed: ${error}`);
+      this.log.warn({ stack_id: stack.id, service: spec.name, err: error }, 'docker service apply failed');
+      return { name: spec.name, action: 'failed', ok: false, error };
+    }
+  }
+
+  private async removeService(
+    service: string,
+    containers: Managed[],
+    ctx: ApplyContext,
+  ): Promise<ServiceResult> {
+    try {
+      for (const container of containers) {
+        ctx.log(`${service}: removing ${container.name}`);
+        await this.remove(container);
+      }
+      return ok(service, 'removed');
+    } catch (err) {
+      const error = describe(err);
+      ctx.log(`${service}: removal failed: ${error}`);
+      return { name: service, action: 'failed', ok: false, error };
+    }
+  }
+
+  /** Graceful stop (SIGTERM, then SIGKILL after the timeout), then forced removal. Gone already is fine. */
+  private async remove(target: Managed): Promise<void> {
+    const container = this.docker.getContainer(target.id);
+    try {
+      if (this.stopTimeout > 0 && (target.state === 'running' || target.state === 'restarting')) {
+        await container.stop({ t: this.stopTimeout }).catch((err: unknown) => {
+          if (statusCode(err) !== 304) throw err; // 304: already stopped
+        });
+      }
+      await container.remove({ force: true });
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
+  }
+
+  private async ensureImage(image: string, say: (line: string) => void, signal: AbortSignal): Promise<void> {
+    try {
+      await this.docker.getImage(image).inspect();
+      return;
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
+    say(`image ${image} is not on this node: pulling`);
+    try {
+      const stream = await this.docker.pull(image, { abortSignal: signal });
+      const events = await new Promise<PullEvent[]>((resolve, reject) =>
+        this.docker.modem.followProgress(stream, (err, output: PullEvent[]) =>
+          err ? reject(err) : resolve(output),
+        ),
+      );
+      // The engine reports a failed pull inside the stream, with a 200.
+      const failure = events.find((e) => e.error ?? e.errorDetail?.message);
+      if (failure) throw new Error(failure.error ?? failure.errorDetail?.message);
+    } catch (err) {
+      throw new Error(
+        `image ${image} is not present on this node and could not be pulled: ${describe(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    say(`pulled ${image}`);
+  }
+
+  private createOptions(stack: StackRef, spec: ServiceSpec, name: string): Docker.ContainerCreateOptions {
+    const exposed: Record<string, object> = {};
+    const bindings: Record<string, { HostIp: string; HostPort: string }[]> = {};
+    for (const port of spec.ports) {
+      const key = `${port.container}/${port.protocol}`;
+      exposed[key] = {};
+      // Host port 0 lets the engine pick one, as `docker run -p <container>`.
+      (bindings[key] ??= []).push({
+        HostIp: this.publishAddress,
+        HostPort: port.host ? String(port.host) : '',
+      });
+    }
+    const envKeys = Object.keys(spec.env).sort();
+    return {
+      name,
+      Image: spec.image,
+      ...(spec.command.length > 0 ? { Cmd: spec.command } : {}),
+      Env: envKeys.map((key) => `${key}=${spec.env[key]}`),
+      Labels: {
+        [DOCKER_LABELS.managed]: 'true',
+        [DOCKER_LABELS.stackId]: stack.id,
+        [DOCKER_LABELS.stackName]: stack.name,
+        [DOCKER_LABELS.service]: spec.name,
+        [DOCKER_LABELS.digest]: spec.digest,
+        [DOCKER_LABELS.envKeys]: JSON.stringify(envKeys),
+        ...(spec.command.length > 0 ? { [DOCKER_LABELS.commandSet]: 'true' } : {}),
+      },
+      ExposedPorts: exposed,
+      HostConfig: {
+        PortBindings: bindings,
+        ...(spec.cpu > 0 ? { NanoCpus: Math.round(spec.cpu * 1e9) } : {}),
+        ...(spec.memory_bytes > 0 ? { Memory: spec.memory_bytes } : {}),
+        RestartPolicy: restartPolicy(spec.restart),
+        ...(this.ulimits.length > 0
+          ? { Ulimits: this.ulimits.map((u) => ({ Name: u.name, Soft: u.soft, Hard: u.hard })) }
+          : {}),
+      },
+    };
+  }
+
+  private async stackContainers(stackId: string): Promise<Managed[]> {
+    const list = await this.engine('list containers', () =>
+      this.docker.listContainers({
+        all: true,
+        filters: { label: [`${DOCKER_LABELS.managed}=true`, `${DOCKER_LABELS.stackId}=${stackId}`] },
+      }),
+    );
+    return list.map((c) => ({
+      id: c.Id,
+      name: (c.Names[0] ?? c.Id).replace(/^\//, ''),
+      service: c.Labels[DOCKER_LABELS.service] ?? '',
+      digest: c.Labels[DOCKER_LABELS.digest] ?? '',
+      state: normalizeStatus(c.State),
+    }));
+  }
+
+  private async imageDefaults(imageId: string): Promise<ImageDefaults> {
+    try {
+      const image = await this.docker.getImage(imageId).inspect();
+      return { env: parseEnv(image.Config?.Env ?? []), cmd: image.Config?.Cmd ?? [] };
+    } catch (err) {
+      // Image removed under a container: nothing to subtract.
+      if (statusCode(err) === 404) return { env: {}, cmd: [] };
+      throw err;
+    }
+  }
+
+  /** Engine-wide calls: an unreachable engine fails the whole operation with the socket named. */
+  private async engine<T>(what: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      throw new Error(`docker engine at ${this.socketPath}: ${what} failed: ${describe(err)}`, {
+        cause: err,
+      });
+    }
+  }
+}
+
+interface PullEvent {
+  status?: string;
+  error?: string;
+  errorDetail?: { message?: string };
+}
+
+interface ImageDefaults {
+  env: Record<string, string>;
+  cmd: string[];
+}
+
+/**
+ * Variables the engine adds to every container on its own (podman: HOSTNAME, HOME, TERM, container;
+ * Docker adds none to Config.Env, the names are harmless there). Like image defaults they are left
+ * out of `actual.env` unless the driver set them.
+ */
+const ENGINE_ENV = new Set(['HOSTNAME', 'HOME', 'TERM', 'container']);
+
+/** What the container really runs, in the ServiceSpec's terms, for drift. */
+function effectiveConfig(info: Docker.ContainerInspectInfo, image: ImageDefaults): EffectiveConfig {
+  const labels = info.Config.Labels ?? {};
+  const own = new Set(parseKeys(labels[DOCKER_LABELS.envKeys]));
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parseEnv(info.Config.Env ?? []))) {
+    const imageDefault = image.env[key] === value;
+    if (own.has(key) || (!imageDefault && !ENGINE_ENV.has(key))) env[key] = value;
+  }
+  const cmd = info.Config.Cmd ?? [];
+  const command =
+    labels[DOCKER_LABELS.commandSet] === 'true' || !isDeepStrictEqual(cmd, image.cmd) ? cmd : [];
+  const ports: PortSpec[] = [];
+  // Typed `any` by @types/dockerode; the engine sends `{"8080/tcp": [{HostIp, HostPort}] | null}`.
+  const portBindings = (info.HostConfig.PortBindings ?? {}) as Record<string, { HostPort?: string }[] | null>;
+  for (const [key, bindings] of Object.entries(portBindings)) {
+    const [container, protocol] = key.split('/');
+    for (const binding of bindings ?? []) {
+      ports.push({
+        container: Number(container),
+        host: Number(binding.HostPort) || 0,
+        protocol: protocol === 'udp' ? 'udp' : 'tcp',
+      });
+    }
+  }
+  ports.sort((a, b) => a.container - b.container || a.protocol.localeCompare(b.protocol) || a.host - b.host);
+  const hc = info.HostConfig;
+  const cpu = hc.NanoCpus ? hc.NanoCpus / 1e9 : hc.CpuQuota && hc.CpuPeriod ? hc.CpuQuota / hc.CpuPeriod : 0;
+  return { image: info.Config.Image, command, env, ports, cpu, memory_bytes: hc.Memory ?? 0 };
+}
+
+function parseEnv(entries: string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of entries) {
+    const eq = entry.indexOf('=');
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return env;
+}
+
+function parseKeys(label: string | undefined): string[] {
+  if (!label) return [];
+  try {
+    const keys: unknown = JSON.parse(label);
+    return Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function restartPolicy(restart: ServiceSpec['restart']): { Name: string; MaximumRetryCount?: number } {
+  switch (restart) {
+    case 'always':
+      return { Name: 'always' };
+    case 'on-failure':
+      return { Name: 'on-failure', MaximumRetryCount: 0 };
+    case 'never':
+      return { Name: 'no' };
+  }
+}
+
+/** Docker's and podman's states in the interface's words (podman says stopped/configured). */
+function normalizeStatus(status: string): string {
+  switch (status) {
+    case 'stopped':
+    case 'dead':
+    case 'removing':
+      return 'exited';
+    case 'configured':
+    case 'initialized':
+      return 'created';
+    default:
+      return status;
+  }
+}
+
+function groupByService(containers: Managed[]): Map<string, Managed[]> {
+  const groups = new Map<string, Managed[]>();
+  for (const c of containers) {
+    const group = groups.get(c.service);
+    if (group) group.push(c);
+    else groups.set(c.service, [c]);
+  }
+  return groups;
+}
+
+function rank(c: Managed, digest: string): number {
+  return (c.digest === digest ? 2 : 0) + (c.state === 'running' ? 1 : 0);
+}
+
+function ok(name: string, action: ServiceResult['action']): ServiceResult {
+  return { name, action, ok: true, error: '' };
+}
+
+function cancelled(name: string): ServiceResult {
+  return { name, action: 'failed', ok: false, error: 'cancelled before this service was applied' };
+}
+
+function statusCode(err: unknown): number | undefined {
+  return typeof err === 'object' && err !== null && 'statusCode' in err
+    ? (err as { statusCode?: number }).statusCode
+    : undefined;
+}
+
+/** Engine errors carry the useful text in `json.message` / `reason`; dockerode's message repeats the code. */
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const json = (err as { json?: { message?: string; cause?: string } }).json;
+    return json?.message ?? json?.cause ?? err.message;
+  }
+  return String(err);
+}

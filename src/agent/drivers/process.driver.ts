@@ -1,0 +1,365 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type {
+  ApplyContext,
+  Driver,
+  ObservedService,
+  ServiceResult,
+  ServiceSpec,
+  StackRef,
+} from './driver.js';
+
+/** How long a stopping service gets between SIGTERM and SIGKILL. */
+const STOP_GRACE_MS = 5000;
+const MIN_RESTART_DELAY_MS = 500;
+const MAX_RESTART_DELAY_MS = 30_000;
+/** A service that ran this long before exiting restarts after the shortest delay again. */
+const STABLE_RUN_MS = 10_000;
+/** Output file size before it is rotated to `.1`. */
+const MAX_OUTPUT_BYTES = 10 * 1024 * 1024;
+const TAIL_LINES = 200;
+
+interface Supervised {
+  stack: StackRef;
+  spec: ServiceSpec;
+  child: ChildProcess | null;
+  status: 'starting' | 'running' | 'restarting' | 'exited';
+  startedAt: Date | null;
+  restarts: number;
+  exitCode: number | null;
+  delayMs: number;
+  restartTimer: NodeJS.Timeout | undefined;
+  /** Set while we stop it on purpose, so the exit does not trigger the restart policy. */
+  stopping: boolean;
+  tail: string[];
+  logFile: string;
+  pidFile: string;
+}
+
+const key = (stackId: string, name: string) => `${stackId}/${name}`;
+
+/**
+ * Runs services as child processes of the agent: the argument list without a shell, the service's
+ * environment plus the agent's PATH (nothing else of the agent's environment), in its own process
+ * group so a stop reaches its children too. Supervises them under their restart policy with
+ * exponential backoff, and keeps their output (a tail in memory, a rotated file on disk).
+ */
+export class ProcessDriver implements Driver {
+  readonly name = 'process' as const;
+  private readonly services = new Map<string, Supervised>();
+  private closed = false;
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly log: Logger,
+  ) {
+    this.killStale();
+  }
+
+  async apply(stack: StackRef, services: ServiceSpec[], ctx: ApplyContext): Promise<ServiceResult[]> {
+    const results: ServiceResult[] = [];
+    const wanted = new Set(services.map((s) => s.name));
+    let done = 0;
+    const total =
+      services.length +
+      [...this.services.values()].filter((s) => s.stack.id === stack.id && !wanted.has(s.spec.name)).length;
+    for (const spec of services) {
+      if (ctx.signal.aborted) break;
+      results.push(await this.applyOne(stack, spec, ctx));
+      ctx.progress?.(++done, total);
+    }
+    if (!ctx.signal.aborted) {
+      for (const s of [...this.services.values()]) {
+        if (s.stack.id !== stack.id || wanted.has(s.spec.name)) continue;
+        ctx.log(`${s.spec.name}: not in the definition any more; stopping`);
+        await this.remove(s);
+        results.push({ name: s.spec.name, action: 'removed', ok: true, error: '' });
+        ctx.progress?.(++done, total);
+      }
+    }
+    return results;
+  }
+
+  async destroy(stack: StackRef, ctx: ApplyContext): Promise<ServiceResult[]> {
+    const results: ServiceResult[] = [];
+    for (const s of [...this.services.values()]) {
+      if (s.stack.id !== stack.id) continue;
+      ctx.log(`${s.spec.name}: stopping`);
+      await this.remove(s);
+      results.push({ name: s.spec.name, action: 'removed', ok: true, error: '' });
+    }
+    rmSync(this.stackDir(stack.id), { recursive: true, force: true });
+    return results;
+  }
+
+  observe(): Promise<ObservedService[]> {
+    return Promise.resolve(
+      [...this.services.values()].map((s) => ({
+        stackId: s.stack.id,
+        name: s.spec.name,
+        status: s.status,
+        running: s.status === 'running',
+        startedAt: s.status === 'running' ? s.startedAt : null,
+        digest: s.spec.digest,
+        actual: {
+          image: '',
+          command: s.spec.command,
+          env: s.spec.env,
+          ports: s.spec.ports,
+          cpu: s.spec.cpu,
+          memory_bytes: s.spec.memory_bytes,
+        },
+        restarts: s.restarts,
+        exitCode: s.exitCode,
+      })),
+    );
+  }
+
+  /** The last lines a service wrote (stdout and stderr). */
+  tail(stackId: string, name: string): string[] {
+    return [...(this.services.get(key(stackId, name))?.tail ?? [])];
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.services.values()].map((s) => this.stop(s)));
+  }
+
+  // ---- one service ----
+
+  private async applyOne(stack: StackRef, spec: ServiceSpec, ctx: ApplyContext): Promise<ServiceResult> {
+    if (spec.image) {
+      return fail(
+        spec.name,
+        `the process driver runs commands, not images (${spec.image}); place it on a docker worker`,
+      );
+    }
+    if (spec.command.length === 0) return fail(spec.name, 'no command to run');
+    const existing = this.services.get(key(stack.id, spec.name));
+    if (existing && existing.spec.digest === spec.digest) {
+      existing.spec = spec; // health check settings may differ without a new digest
+      if (
+        existing.status === 'running' ||
+        existing.status === 'starting' ||
+        existing.status === 'restarting'
+      ) {
+        ctx.log(`${spec.name}: unchanged`);
+        return { name: spec.name, action: 'unchanged', ok: true, error: '' };
+      }
+      ctx.log(`${spec.name}: not running; starting`);
+      const error = await this.start(existing);
+      return error ? fail(spec.name, error) : { name: spec.name, action: 'started', ok: true, error: '' };
+    }
+    let action: 'created' | 'replaced' = 'created';
+    if (existing) {
+      ctx.log(`${spec.name}: configuration changed; replacing`);
+      await this.remove(existing);
+      action = 'replaced';
+    } else ctx.log(`${spec.name}: starting ${spec.command[0]}`);
+    const dir = this.stackDir(stack.id);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const s: Supervised = {
+      stack,
+      spec,
+      child: null,
+      status: 'starting',
+      startedAt: null,
+      restarts: 0,
+      exitCode: null,
+      delayMs: MIN_RESTART_DELAY_MS,
+      restartTimer: undefined,
+      stopping: false,
+      tail: [],
+      logFile: join(dir, `${spec.name}.log`),
+      pidFile: join(dir, `${spec.name}.pid`),
+    };
+    this.services.set(key(stack.id, spec.name), s);
+    const error = await this.start(s);
+    if (error) {
+      ctx.log(`${spec.name}: ${error}`);
+      return fail(spec.name, error);
+    }
+    return { name: spec.name, action, ok: true, error: '' };
+  }
+
+  /** Spawns the process; resolves with an error text when it could not start at all. */
+  private start(s: Supervised): Promise<string | null> {
+    clearTimeout(s.restartTimer);
+    s.stopping = false;
+    s.status = 'starting';
+    const [file, ...args] = s.spec.command;
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, {
+        cwd: this.stackDir(s.stack.id),
+        env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', ...s.spec.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+    } catch (err) {
+      s.status = 'exited';
+      return Promise.resolve((err as Error).message);
+    }
+    s.child = child;
+    const output = (chunk: Buffer) => this.output(s, chunk);
+    child.stdout?.on('data', output);
+    child.stderr?.on('data', output);
+    return new Promise((resolve) => {
+      child.once('spawn', () => {
+        s.status = 'running';
+        s.startedAt = new Date();
+        s.exitCode = null;
+        if (child.pid) writeFileSync(s.pidFile, String(child.pid));
+        this.log.info({ stack_id: s.stack.id, service: s.spec.name, pid: child.pid }, 'service started');
+        resolve(null);
+      });
+      child.once('error', (err) => {
+        // Only reached when the spawn itself failed (ENOENT, EACCES): no exit event follows.
+        if (s.child === child) {
+          s.child = null;
+          s.status = 'exited';
+        }
+        resolve(`cannot start ${file}: ${err.message}`);
+      });
+      child.once('exit', (code, signal) => this.exited(s, child, code, signal));
+    });
+  }
+
+  private exited(
+    s: Supervised,
+    child: ChildProcess,
+    code: number | null,
+    signal: NodeJS.Signals | null,
+  ): void {
+    if (s.child !== child) return;
+    s.child = null;
+    s.exitCode = code ?? (signal ? 128 : null);
+    rmSync(s.pidFile, { force: true });
+    const ranMs = s.startedAt ? Date.now() - s.startedAt.getTime() : 0;
+    this.log.info(
+      { stack_id: s.stack.id, service: s.spec.name, exit_code: code, signal, stopping: s.stopping },
+      'service exited',
+    );
+    if (s.stopping || this.closed) {
+      s.status = 'exited';
+      return;
+    }
+    const failed = code !== 0;
+    const restart = s.spec.restart === 'always' || (s.spec.restart === 'on-failure' && failed);
+    if (!restart) {
+      s.status = 'exited';
+      return;
+    }
+    if (ranMs >= STABLE_RUN_MS) s.delayMs = MIN_RESTART_DELAY_MS;
+    s.status = 'restarting';
+    const delay = s.delayMs;
+    s.delayMs = Math.min(MAX_RESTART_DELAY_MS, s.delayMs * 2);
+    s.restartTimer = setTimeout(() => {
+      if (s.stopping || this.closed || this.services.get(key(s.stack.id, s.spec.name)) !== s) return;
+      s.restarts++;
+      void this.start(s).then((error) => {
+        if (error) {
+          this.log.warn({ stack_id: s.stack.id, service: s.spec.name, error }, 'service restart failed');
+          this.exited(s, s.child ?? child, 1, null);
+        }
+      });
+    }, delay);
+  }
+
+  private async remove(s: Supervised): Promise<void> {
+    await this.stop(s);
+    this.services.delete(key(s.stack.id, s.spec.name));
+  }
+
+  /** SIGTERM to the process group, SIGKILL after the grace period. */
+  private stop(s: Supervised): Promise<void> {
+    s.stopping = true;
+    clearTimeout(s.restartTimer);
+    const child = s.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) {
+      s.status = 'exited';
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const kill = setTimeout(() => signalGroup(child, 'SIGKILL'), STOP_GRACE_MS);
+      child.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      signalGroup(child, 'SIGTERM');
+    });
+  }
+
+  private output(s: Supervised, chunk: Buffer): void {
+    const text = chunk.toString('utf8');
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      s.tail.push(line.slice(0, 4096));
+      if (s.tail.length > TAIL_LINES) s.tail.shift();
+    }
+    try {
+      if (existsSync(s.logFile) && statSync(s.logFile).size > MAX_OUTPUT_BYTES)
+        renameSync(s.logFile, `${s.logFile}.1`);
+      appendFileSync(s.logFile, chunk);
+    } catch {
+      // a full disk must not take the service down with it
+    }
+  }
+
+  private stackDir(stackId: string): string {
+    return join(this.dataDir, 'services', stackId.replace(/[^A-Za-z0-9-]/g, ''));
+  }
+
+  /** Processes a previous agent left behind (it was killed): stop them before applying again. */
+  private killStale(): void {
+    const root = join(this.dataDir, 'services');
+    if (!existsSync(root)) return;
+    for (const stackDir of readdirSync(root)) {
+      let files: string[];
+      try {
+        files = readdirSync(join(root, stackDir));
+      } catch {
+        continue;
+      }
+      for (const file of files.filter((f) => f.endsWith('.pid'))) {
+        const path = join(root, stackDir, file);
+        const pid = Number(readFileSync(path, 'utf8'));
+        if (Number.isInteger(pid) && pid > 1) {
+          try {
+            process.kill(-pid, 'SIGKILL');
+            this.log.warn({ pid }, 'stopped a service process left by a previous agent');
+          } catch {
+            // already gone
+          }
+        }
+        rmSync(path, { force: true });
+      }
+    }
+  }
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid) process.kill(-child.pid, signal);
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      // gone
+    }
+  }
+}
+
+const fail = (name: string, error: string): ServiceResult => ({ name, action: 'failed', ok: false, error });

@@ -1,0 +1,48 @@
+import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { RequireScopes } from '../auth/auth.decorators.js';
+import { orchestratorPaths } from '../common/paths.js';
+import { JobLogsDto } from './dto/job-logs.dto.js';
+import { ListJobsDto } from './dto/list-jobs.dto.js';
+import { JobsService, type JobView } from './jobs.service.js';
+
+@Controller(orchestratorPaths('jobs'))
+export class JobsController {
+  constructor(private readonly jobs: JobsService) {}
+
+  @Get()
+  @RequireScopes('orchestrator:read')
+  async list(@Query() query: ListJobsDto): Promise<{ jobs: JobView[]; next_cursor: string | null }> {
+    const page = await this.jobs.list(query);
+    return { jobs: page.items, next_cursor: page.next_cursor };
+  }
+
+  @Get(':id')
+  @RequireScopes('orchestrator:read')
+  get(@Param('id') id: string): Promise<JobView> {
+    return this.jobs.get(id);
+  }
+
+  /** The job's output lines, oldest first; page with `after=<next_after>`. */
+  @Get(':id/logs')
+  @RequireScopes('orchestrator:read')
+  logs(@Param('id') id: string, @Query() query: JobLogsDto) {
+    return this.jobs.logs(id, query.after, query.limit);
+  }
+
+  /** 200 when a queued job was cancelled; 202 while a dispatched or running one is cancelling. */
+  @Post(':id/cancel')
+  @RequireScopes('orchestrator:write')
+  async cancel(@Param('id') id: string, @Res({ passthrough: true }) res: Response): Promise<JobView> {
+    const { status, job } = await this.jobs.cancel(id);
+    res.status(status);
+    return job;
+  }
+
+  @Post(':id/cleanup')
+  @RequireScopes('orchestrator:write')
+  @HttpCode(200)
+  cleanup(@Param('id') id: string) {
+    return this.jobs.cleanup(id);
+  }
+}

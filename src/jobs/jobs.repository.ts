@@ -1,0 +1,240 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager, Repository } from 'typeorm';
+import type { Cursor } from '../common/pagination.js';
+import { JobEntity, type JobServiceResult } from './entities/job.entity.js';
+import { JOB_STATES, nextJobState, type JobEvent, type JobState, type JobType } from './job-state.js';
+
+export interface JobFilter {
+  status?: JobState;
+  type?: JobType;
+  stackId?: string;
+  workerId?: string;
+}
+
+export type JobPatch = Partial<
+  Pick<JobEntity, 'error' | 'results' | 'progress' | 'finishedAt' | 'startedAt'>
+>;
+
+export interface JobLogLine {
+  id: number;
+  time: Date;
+  line: string;
+}
+
+/** The states an event may be applied in, read off the one transition table. */
+export const statesAccepting = (event: JobEvent): JobState[] =>
+  JOB_STATES.filter((state) => nextJobState(state, event) !== null);
+
+/** Postgres unique violation on the one-active-job-per-stack index. */
+export const isActiveJobConflict = (err: unknown): boolean =>
+  (err as { code?: string }).code === '23505' &&
+  String((err as { constraint?: string }).constraint ?? (err as Error).message).includes(
+    'jobs_one_active_per_stack',
+  );
+
+@Injectable()
+export class JobsRepository {
+  private readonly repo: Repository<JobEntity>;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.repo = dataSource.getRepository(JobEntity);
+  }
+
+  async insert(job: JobEntity): Promise<void> {
+    await this.repo.insert(job);
+  }
+
+  findInOwner(owner: string, id: string): Promise<JobEntity | null> {
+    return this.repo.findOneBy({ owner, id });
+  }
+
+  /** Unscoped: agents name jobs by id only, and a job is only ever sent to its own worker. */
+  findById(id: string): Promise<JobEntity | null> {
+    return this.repo.findOneBy({ id });
+  }
+
+  listInOwner(owner: string, filter: JobFilter, limit: number, after?: Cursor): Promise<JobEntity[]> {
+    const qb = this.repo
+      .createQueryBuilder('j')
+      .where('j.owner = :owner', { owner })
+      .orderBy('j.created_at', 'DESC')
+      .addOrderBy('j.id', 'DESC')
+      .limit(limit);
+    if (filter.status) qb.andWhere('j.status = :status', { status: filter.status });
+    if (filter.type) qb.andWhere('j.type = :type', { type: filter.type });
+    if (filter.stackId) qb.andWhere('j.stack_id = :stackId', { stackId: filter.stackId });
+    if (filter.workerId) qb.andWhere('j.worker_id = :workerId', { workerId: filter.workerId });
+    if (after) qb.andWhere('(j.created_at, j.id) < (:at, :id)', { at: after.at, id: after.id });
+    return qb.getMany();
+  }
+
+  /**
+   * Moves a job from the state it is in now, if `event` applies there: one conditional UPDATE, so of
+   * two racing transitions exactly one wins. Returns the updated job, or null when the event does
+   * not apply (already finished, or another transition won).
+   */
+  async transition(
+    id: string,
+    event: JobEvent,
+    patch: JobPatch | ((to: JobState) => JobPatch) = {},
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<{ job: JobEntity; from: JobState } | null> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const job = await manager.findOneBy(JobEntity, { id });
+      if (!job) return null;
+      const to = nextJobState(job.status, event);
+      if (to === null) return null;
+      const now = new Date();
+      const changes: Partial<JobEntity> = {
+        ...(typeof patch === 'function' ? patch(to) : patch),
+        status: to,
+        updatedAt: now,
+      };
+      const result = await manager.update(JobEntity, { id, status: job.status }, changes);
+      if ((result.affected ?? 0) > 0) return { job: { ...job, ...changes }, from: job.status };
+    }
+    return null;
+  }
+
+  /**
+   * The queue: takes up to `limit` queued jobs that this replica could send (unplaced, or placed on
+   * a worker connected here) with FOR UPDATE SKIP LOCKED, so replicas never take the same job, and
+   * hands them to `decide` inside the transaction. `decide` returns the worker for each job it
+   * placed; those become dispatched, the rest stay queued with the reason noted.
+   */
+  async claim(
+    limit: number,
+    connectedWorkers: string[],
+    decide: (jobs: JobEntity[]) => Promise<Map<string, { workerId: string } | { reason: string }>>,
+  ): Promise<JobEntity[]> {
+    return this.dataSource.transaction(async (manager) => {
+      const queued = await manager
+        .createQueryBuilder(JobEntity, 'j')
+        .where('j.status = :status', { status: 'queued' })
+        .andWhere('(j.worker_id IS NULL OR j.worker_id = ANY(:workers))', { workers: connectedWorkers })
+        .orderBy('j.created_at', 'ASC')
+        .limit(limit)
+        .setLock('pessimistic_write')
+        .setOnLocked('skip_locked')
+        .getMany();
+      if (queued.length === 0) return [];
+      const decisions = await decide(queued);
+      const placed: JobEntity[] = [];
+      const now = new Date();
+      const ids: string[] = [];
+      const workers: string[] = [];
+      const notes: { id: string; reason: string }[] = [];
+      for (const job of queued) {
+        const d = decisions.get(job.id);
+        if (!d) continue;
+        if ('workerId' in d) {
+          ids.push(job.id);
+          workers.push(d.workerId);
+          placed.push({
+            ...job,
+            workerId: d.workerId,
+            status: 'dispatched',
+            attempts: job.attempts + 1,
+            dispatchedAt: now,
+            error: null,
+            updatedAt: now,
+          });
+        } else if (d.reason !== job.error) notes.push({ id: job.id, reason: d.reason });
+      }
+      if (ids.length > 0) {
+        await manager.query(
+          `UPDATE jobs AS j
+              SET status = 'dispatched', worker_id = u.worker_id, attempts = j.attempts + 1,
+                  dispatched_at = $3, error = NULL, updated_at = $3
+             FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS worker_id) AS u
+            WHERE j.id = u.id AND j.status = 'queued'`,
+          [ids, workers, now.toISOString()],
+        );
+      }
+      for (const note of notes) {
+        await manager.update(JobEntity, { id: note.id, status: 'queued' }, { error: note.reason });
+      }
+      return placed;
+    });
+  }
+
+  /** Agent confirmations for a batch of jobs: dispatched -> running, one statement. */
+  async markAccepted(ids: string[], at: Date): Promise<JobEntity[]> {
+    if (ids.length === 0) return [];
+    const [rows] = await this.dataSource.query<[Record<string, unknown>[], number]>(
+      `UPDATE jobs SET status = 'running', started_at = $2, updated_at = $2
+        WHERE id = ANY($1::uuid[]) AND status = ANY($3::text[])
+        RETURNING id, type, worker_id, stack_id`,
+      [ids, at.toISOString(), statesAccepting({ type: 'accepted' })],
+    );
+    return rows.map((r) =>
+      Object.assign(new JobEntity(), {
+        id: r.id,
+        type: r.type,
+        workerId: r.worker_id,
+        stackId: r.stack_id,
+      }),
+    );
+  }
+
+  async setProgress(rows: { id: string; progress: number }[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE jobs AS j SET progress = GREATEST(j.progress, u.progress)
+         FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::int[]) AS progress) AS u
+        WHERE j.id = u.id AND j.status IN ('running', 'cancelling')`,
+      [rows.map((r) => r.id), rows.map((r) => r.progress)],
+    );
+  }
+
+  async appendLogs(lines: { jobId: string; time: Date; line: string }[]): Promise<void> {
+    if (lines.length === 0) return;
+    await this.dataSource.query(
+      `INSERT INTO job_logs (job_id, time, line)
+       SELECT u.job_id, u.time, u.line
+         FROM (SELECT unnest($1::uuid[]) AS job_id, unnest($2::timestamptz[]) AS time,
+                      unnest($3::text[]) AS line) AS u
+        WHERE EXISTS (SELECT 1 FROM jobs WHERE jobs.id = u.job_id)`,
+      [lines.map((l) => l.jobId), lines.map((l) => l.time.toISOString()), lines.map((l) => l.line)],
+    );
+  }
+
+  async logCount(jobId: string): Promise<number> {
+    const [row] = await this.dataSource.query<{ n: string }[]>(
+      'SELECT count(*) AS n FROM job_logs WHERE job_id = $1',
+      [jobId],
+    );
+    return Number(row?.n ?? 0);
+  }
+
+  async logs(jobId: string, afterId: number, limit: number): Promise<JobLogLine[]> {
+    const rows = await this.dataSource.query<{ id: string; time: Date; line: string }[]>(
+      'SELECT id, time, line FROM job_logs WHERE job_id = $1 AND id > $2 ORDER BY id LIMIT $3',
+      [jobId, afterId, limit],
+    );
+    return rows.map((r) => ({ id: Number(r.id), time: new Date(r.time), line: r.line }));
+  }
+
+  /** Jobs of these states, for the sweeps (bounded). */
+  findByStatus(states: JobState[], limit = 1000): Promise<JobEntity[]> {
+    return this.repo
+      .createQueryBuilder('j')
+      .where('j.status = ANY(:states)', { states })
+      .orderBy('j.updated_at', 'ASC')
+      .limit(limit)
+      .getMany();
+  }
+
+  /** The unfinished jobs placed on a worker. */
+  activeOnWorker(workerId: string): Promise<JobEntity[]> {
+    return this.repo
+      .createQueryBuilder('j')
+      .where('j.worker_id = :workerId', { workerId })
+      .andWhere("j.status IN ('dispatched', 'running', 'cancelling')")
+      .getMany();
+  }
+
+  async setResults(id: string, results: JobServiceResult[]): Promise<void> {
+    await this.repo.update({ id }, { results });
+  }
+}

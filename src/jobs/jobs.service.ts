@@ -1,0 +1,638 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import { randomUUID } from 'node:crypto';
+import type { Counter, Histogram } from 'prom-client';
+import type { HelloMsg, JobCommandMsg, JobEventMsg } from '../agent-protocol/index.js';
+import { AgentSessions, type AgentWorkHandler } from '../agent-gateway/agent-sessions.js';
+import { AuditService } from '../audit/audit.service.js';
+import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../common/pagination.js';
+import { RequestContext } from '../common/request-context.js';
+import { AppConfig } from '../config/config.js';
+import { METRIC } from '../metrics/metric-names.js';
+import { WorkersService } from '../workers/workers.service.js';
+import type { ListJobsDto } from './dto/list-jobs.dto.js';
+import { JobEntity, type JobPayload, type JobServiceResult } from './entities/job.entity.js';
+import { isTerminal, type JobEvent, type JobState, type JobType } from './job-state.js';
+import { jobFinished, jobNotFound, nothingToCleanUp, stackBusy } from './jobs.errors.js';
+import { isActiveJobConflict, JobsRepository } from './jobs.repository.js';
+import { place, type PlacementCandidate } from './placement.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Jobs taken from the queue per dispatcher round. */
+const CLAIM_BATCH = 200;
+/** The dispatcher looks at the queue this often even when nothing woke it (other replicas' jobs). */
+const POLL_MS = 250;
+/** Agent confirmations, progress and output lines are written in batches this often. */
+const FLUSH_MS = 20;
+/** Output kept per job; later lines are counted, not stored. */
+const MAX_LOG_LINES = 5000;
+const MAX_LINE_CHARS = 4096;
+
+export interface JobView {
+  id: string;
+  type: JobType;
+  stack_id: string;
+  stack_name: string;
+  revision: number;
+  worker_id: string | null;
+  status: JobState;
+  progress: number;
+  attempts: number;
+  max_attempts: number;
+  error: string | null;
+  results: JobServiceResult[] | null;
+  created_at: string;
+  dispatched_at: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface NewJob {
+  owner: string;
+  type: JobType;
+  stackId: string;
+  stackName: string;
+  revision: number;
+  /** The worker the stack is on; null lets placement choose. */
+  workerId: string | null;
+  payload: JobPayload;
+  createdBy: string;
+}
+
+/** What the stacks feature does when its jobs move; registered at start. */
+export interface StackJobHooks {
+  /** CPU and memory reserved on each worker by the stacks placed there. */
+  reservations(workerIds: string[]): Promise<Map<string, { cpu: number; memory_bytes: number }>>;
+  /** A job of the stack was placed on a worker. */
+  placed(job: JobEntity): Promise<void>;
+  /** A job of the stack reached a terminal status. */
+  finished(job: JobEntity): Promise<void>;
+}
+
+/**
+ * Jobs: the queue in PostgreSQL, placement, dispatch over the agent stream, the agents' events, and
+ * the operator's cancel and cleanup. Every status change goes through `JobsRepository.transition`
+ * or the batch statements derived from the same table (job-state.ts).
+ */
+@Injectable()
+export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('jobs');
+  private hooks: StackJobHooks | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private dispatching = false;
+  private again = false;
+  private stopped = false;
+  private accepted: string[] = [];
+  private progress = new Map<string, number>();
+  private lines: { jobId: string; time: Date; line: string }[] = [];
+  private lineCounts = new Map<string, number>();
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly repository: JobsRepository,
+    private readonly sessions: AgentSessions,
+    private readonly workers: WorkersService,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+    @InjectMetric(METRIC.jobs) private readonly jobsTotal: Counter<string>,
+    @InjectMetric(METRIC.jobDuration) private readonly jobDuration: Histogram<string>,
+  ) {}
+
+  setStackHooks(hooks: StackJobHooks): void {
+    this.hooks = hooks;
+  }
+
+  onModuleInit(): void {
+    this.sessions.addWorkHandler(this);
+    this.pollTimer = setInterval(() => {
+      this.wake();
+      void this.sweep();
+    }, POLL_MS);
+    this.pollTimer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.pollTimer);
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    await this.flush();
+  }
+
+  // ---- creation and the operator API ----
+
+  /**
+   * Queues a job; a stack with an unfinished job refuses another (409). With `nothingToDo` the job is
+   * recorded as succeeded at once (destroying a stack that was never placed).
+   */
+  async create(input: NewJob, nothingToDo = false): Promise<JobEntity> {
+    const now = new Date();
+    const job = Object.assign(new JobEntity(), {
+      id: randomUUID(),
+      owner: input.owner,
+      type: input.type,
+      stackId: input.stackId,
+      stackName: input.stackName,
+      revision: input.revision,
+      workerId: input.workerId,
+      status: nothingToDo ? 'succeeded' : 'queued',
+      progress: nothingToDo ? 100 : 0,
+      attempts: 0,
+      maxAttempts: this.config.jobMaxAttempts,
+      error: null,
+      payload: input.payload,
+      results: null,
+      timeoutMs: this.config.jobTimeoutMs,
+      createdAt: now,
+      dispatchedAt: null,
+      startedAt: null,
+      finishedAt: nothingToDo ? now : null,
+      updatedAt: now,
+      createdBy: input.createdBy,
+    });
+    try {
+      await this.repository.insert(job);
+    } catch (err) {
+      if (isActiveJobConflict(err)) throw stackBusy(input.stackId);
+      throw err;
+    }
+    if (nothingToDo) {
+      await this.finished(job, 'queued');
+      return job;
+    }
+    this.logger.log(
+      { job_id: job.id, job_type: job.type, stack_id: job.stackId, worker_id: job.workerId },
+      'job queued',
+    );
+    this.wake();
+    return job;
+  }
+
+  async list(query: ListJobsDto): Promise<Page<JobView>> {
+    const owner = RequestContext.requireCaller().owner;
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const rows = await this.repository.listInOwner(
+      owner,
+      { status: query.status, type: query.type, stackId: query.stack_id, workerId: query.worker_id },
+      limit + 1,
+      decodeCursor(query.cursor),
+    );
+    const last = rows.length > limit ? rows[limit - 1] : undefined;
+    return {
+      items: rows.slice(0, limit).map(view),
+      next_cursor: last ? encodeCursor({ at: last.createdAt.toISOString(), id: last.id }) : null,
+    };
+  }
+
+  async get(id: string): Promise<JobView> {
+    return view(await this.findOwned(id));
+  }
+
+  async logs(
+    id: string,
+    after = 0,
+    limit = 1000,
+  ): Promise<{
+    job_id: string;
+    lines: { time: string; line: string }[];
+    next_after: number;
+    complete: boolean;
+  }> {
+    const job = await this.findOwned(id);
+    await this.flushing;
+    const rows = await this.repository.logs(job.id, after, limit);
+    return {
+      job_id: job.id,
+      lines: rows.map((r) => ({ time: r.time.toISOString(), line: r.line })),
+      next_after: rows.length > 0 ? rows[rows.length - 1].id : after,
+      complete: isTerminal(job.status) && rows.length < limit,
+    };
+  }
+
+  /** Queued: cancelled at once (200). Dispatched or running: cancelling until the agent confirms (202). */
+  async cancel(id: string): Promise<{ status: 200 | 202; job: JobView }> {
+    const job = await this.findOwned(id);
+    if (job.status === 'cancelling') {
+      this.sendCancel(job, false);
+      return { status: 202, job: view(job) };
+    }
+    const moved = await this.repository.transition(job.id, { type: 'cancel' }, (to) =>
+      to === 'cancelled' ? { finishedAt: new Date() } : {},
+    );
+    if (!moved) {
+      const now = await this.findOwned(id);
+      if (now.status === 'cancelling') return { status: 202, job: view(now) };
+      throw jobFinished(id, now.status);
+    }
+    await this.audit.record({ action: 'job.cancel_requested', owner: job.owner, target: job.id });
+    if (moved.job.status === 'cancelled') {
+      await this.finished(moved.job, moved.from);
+      return { status: 200, job: view(moved.job) };
+    }
+    this.sendCancel(moved.job, false);
+    this.logger.log({ job_id: job.id, job_type: job.type, worker_id: job.workerId }, 'job cancelling');
+    return { status: 202, job: view(moved.job) };
+  }
+
+  /**
+   * Forces cleanup: an unfinished job ends as failed with reason `cleaned_up` and its stack is free
+   * again; the worker, when connected, stops the job and reverts the stack on the node to the state
+   * the last successful job applied. A failed or cancelled job only gets the revert on the worker.
+   */
+  async cleanup(id: string): Promise<{ job: JobView; worker_notified: boolean }> {
+    const job = await this.findOwned(id);
+    if (job.status === 'succeeded') throw nothingToCleanUp(id);
+    let current = job;
+    if (!isTerminal(job.status)) {
+      const moved = await this.repository.transition(
+        job.id,
+        { type: 'abort' },
+        {
+          error: 'cleaned_up',
+          finishedAt: new Date(),
+        },
+      );
+      if (moved) {
+        current = moved.job;
+        await this.finished(current, moved.from);
+      } else current = await this.findOwned(id);
+    }
+    const notified = current.workerId !== null && this.sendCancel(current, true);
+    await this.audit.record({
+      action: 'job.cleaned_up',
+      owner: job.owner,
+      target: job.id,
+      details: { previous_status: job.status, worker_notified: notified },
+    });
+    this.logger.log(
+      { job_id: job.id, job_type: job.type, worker_id: job.workerId, previous_status: job.status },
+      'job cleaned up',
+    );
+    return { job: view(current), worker_notified: notified };
+  }
+
+  // ---- the agents (AgentWorkHandler) ----
+
+  connected(workerId: string, hello: HelloMsg): void {
+    void this.reconcileWorker(workerId, new Set(hello.active_job_ids ?? [])).catch((err: unknown) =>
+      this.logger.warn({ err, worker_id: workerId }, 'reconciling jobs of a reconnected agent failed'),
+    );
+  }
+
+  disconnected(workerId: string): void {
+    // Jobs the agent never confirmed go back to the queue; running ones wait for the agent to come
+    // back and report, or for their timeout, cancel or cleanup.
+    void this.repository
+      .activeOnWorker(workerId)
+      .then(async (jobs) => {
+        for (const job of jobs.filter((j) => j.status === 'dispatched'))
+          await this.requeue(job, 'agent disconnected');
+      })
+      .catch((err: unknown) =>
+        this.logger.warn({ err, worker_id: workerId }, 'requeue after disconnect failed'),
+      );
+  }
+
+  jobEvent(workerId: string, event: JobEventMsg): void {
+    if (!UUID.test(event.job_id)) return;
+    const lines = (event.lines ?? []).slice(0, 1000);
+    for (const line of lines) this.bufferLine(event.job_id, line);
+    switch (event.phase) {
+      case 'accepted':
+        this.accepted.push(event.job_id);
+        this.scheduleFlush();
+        return;
+      case 'progress':
+        this.progress.set(event.job_id, Math.max(0, Math.min(100, Math.floor(event.progress))));
+        this.scheduleFlush();
+        return;
+      case 'succeeded':
+      case 'failed':
+      case 'cancelled':
+        void this.agentFinished(workerId, event).catch((err: unknown) =>
+          this.logger.warn({ err, job_id: event.job_id, worker_id: workerId }, 'job result not recorded'),
+        );
+        return;
+      default:
+        if (lines.length > 0) this.scheduleFlush();
+    }
+  }
+
+  // ---- dispatch ----
+
+  /** Asks for a dispatcher round soon (a new job, a connected agent). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.dispatching) {
+      this.again = true;
+      return;
+    }
+    this.dispatching = true;
+    void this.dispatchRound()
+      .catch((err: unknown) => this.logger.warn({ err }, 'dispatch round failed'))
+      .finally(() => {
+        this.dispatching = false;
+        if (this.again) {
+          this.again = false;
+          setImmediate(() => this.wake());
+        }
+      });
+  }
+
+  private async dispatchRound(): Promise<void> {
+    for (;;) {
+      const connected = this.sessions.connectedIds();
+      if (connected.length === 0) return;
+      // Read before the claim's transaction: on the embedded database every connection shares one
+      // backend, and a second connection's query inside the transaction would wait forever.
+      const reserved = this.hooks
+        ? await this.hooks.reservations(connected)
+        : new Map<string, { cpu: number; memory_bytes: number }>();
+      const sent = await this.repository.claim(CLAIM_BATCH, connected, (jobs) =>
+        Promise.resolve(this.decide(jobs, reserved)),
+      );
+      for (const job of sent) {
+        const command: JobCommandMsg = {
+          job_id: job.id,
+          type: job.type,
+          stack_id: job.stackId,
+          stack_name: job.payload.command.stack_name,
+          revision: job.revision,
+          services: job.payload.command.services,
+          timeout_ms: job.timeoutMs,
+          attempt: job.attempts,
+        };
+        if (!this.sessions.send(job.workerId!, { job: command })) {
+          await this.requeue(job, 'agent not connected');
+          continue;
+        }
+        this.logger.log(
+          { job_id: job.id, job_type: job.type, worker_id: job.workerId, attempt: job.attempts },
+          'job dispatched',
+        );
+        if (this.hooks) await this.hooks.placed(job);
+      }
+      if (sent.length < CLAIM_BATCH) return;
+    }
+  }
+
+  /** Placement for a batch, counting what earlier jobs of the same batch reserve. */
+  private decide(
+    jobs: JobEntity[],
+    reserved: Map<string, { cpu: number; memory_bytes: number }>,
+  ): Map<string, { workerId: string } | { reason: string }> {
+    const decisions = new Map<string, { workerId: string } | { reason: string }>();
+    const byOwner = new Map<string, PlacementCandidate[]>();
+    const candidatesOf = (owner: string): PlacementCandidate[] => {
+      let list = byOwner.get(owner);
+      if (!list) {
+        list = this.workers.liveWorkers(owner).map((w) => ({
+          ...w,
+          reserved: { ...(reserved.get(w.id) ?? { cpu: 0, memory_bytes: 0 }) },
+        }));
+        byOwner.set(owner, list);
+      }
+      return list;
+    };
+    for (const job of jobs) {
+      const candidates = candidatesOf(job.owner);
+      if (job.type === 'destroy' || job.workerId !== null) {
+        // A job for a placed stack goes to that worker and no other.
+        const worker = candidates.find((w) => w.id === job.workerId);
+        decisions.set(
+          job.id,
+          worker ? { workerId: worker.id } : { reason: `waiting for worker ${job.workerId} to connect` },
+        );
+        continue;
+      }
+      const req = { ...job.payload.placement, current: null };
+      const result = place(candidates, req);
+      if (result.ok) {
+        decisions.set(job.id, { workerId: result.workerId });
+        const chosen = candidates.find((w) => w.id === result.workerId)!;
+        chosen.reserved.cpu += req.cpu;
+        chosen.reserved.memory_bytes += req.memory_bytes;
+      } else decisions.set(job.id, { reason: `placement: ${result.reason}` });
+    }
+    return decisions;
+  }
+
+  private async requeue(job: JobEntity, reason: string): Promise<void> {
+    const event: JobEvent = job.attempts >= job.maxAttempts ? { type: 'abort' } : { type: 'requeue' };
+    const moved = await this.repository.transition(
+      job.id,
+      event,
+      event.type === 'abort'
+        ? {
+            error: `no agent confirmed the job after ${job.attempts} attempts (${reason})`,
+            finishedAt: new Date(),
+          }
+        : {},
+    );
+    if (!moved) return;
+    if (moved.job.status === 'failed') await this.finished(moved.job, moved.from);
+    else {
+      this.logger.warn(
+        { job_id: job.id, job_type: job.type, worker_id: job.workerId, reason },
+        'job queued again',
+      );
+      this.wake();
+    }
+  }
+
+  /** The sweeps: unconfirmed dispatches, jobs past their timeout. */
+  private sweeping = false;
+  private async sweep(): Promise<void> {
+    if (this.sweeping || this.stopped) return;
+    this.sweeping = true;
+    try {
+      const now = Date.now();
+      const active = await this.repository.findByStatus(['dispatched', 'running', 'cancelling']);
+      for (const job of active) {
+        if (
+          job.status === 'dispatched' &&
+          job.dispatchedAt &&
+          now - job.dispatchedAt.getTime() > this.config.jobAckTimeoutMs
+        ) {
+          await this.requeue(job, 'the agent did not confirm in time');
+          continue;
+        }
+        const since = (job.startedAt ?? job.dispatchedAt)?.getTime();
+        if (since !== undefined && now - since > job.timeoutMs) {
+          const moved = await this.repository.transition(
+            job.id,
+            { type: 'abort' },
+            {
+              error: `timed out after ${job.timeoutMs} ms`,
+              finishedAt: new Date(),
+            },
+          );
+          if (moved) {
+            this.sendCancel(moved.job, false);
+            await this.finished(moved.job, moved.from);
+          }
+        }
+      }
+    } catch (err) {
+      this.logger.warn({ err }, 'job sweep failed');
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  /** After a reconnect: what the agent still runs is running; what it lost has failed. */
+  private async reconcileWorker(workerId: string, active: Set<string>): Promise<void> {
+    const jobs = await this.repository.activeOnWorker(workerId);
+    for (const job of jobs) {
+      if (active.has(job.id)) {
+        if (job.status === 'dispatched') {
+          this.accepted.push(job.id);
+          this.scheduleFlush();
+        } else if (job.status === 'cancelling') this.sendCancel(job, false);
+        continue;
+      }
+      if (job.status === 'dispatched') {
+        // Sent on the old stream and never confirmed: send it again.
+        await this.requeue(job, 'agent reconnected without it');
+        continue;
+      }
+      const moved = await this.repository.transition(
+        job.id,
+        { type: 'abort' },
+        {
+          error: 'the agent restarted and no longer has the job',
+          finishedAt: new Date(),
+        },
+      );
+      if (moved) await this.finished(moved.job, moved.from);
+    }
+    this.wake();
+  }
+
+  private async agentFinished(workerId: string, event: JobEventMsg): Promise<void> {
+    await this.flush();
+    const job = await this.repository.findById(event.job_id);
+    if (!job || job.workerId !== workerId) return;
+    const results = (event.results ?? []).slice(0, 500).map((r) => ({
+      name: String(r.name).slice(0, 63),
+      action: String(r.action).slice(0, 32),
+      ok: r.ok === true,
+      error: r.error ? String(r.error).slice(0, 2000) : null,
+    }));
+    const phase = event.phase as 'succeeded' | 'failed' | 'cancelled';
+    const moved = await this.repository.transition(
+      job.id,
+      { type: phase },
+      {
+        results,
+        error: phase === 'failed' ? String(event.error || 'failed on the worker').slice(0, 2000) : null,
+        progress: phase === 'succeeded' ? 100 : job.progress,
+        finishedAt: new Date(),
+      },
+    );
+    if (moved) await this.finished(moved.job, moved.from);
+  }
+
+  /** Metrics, the job's log record, and the stack's bookkeeping, once per terminal transition. */
+  private async finished(job: JobEntity, from: JobState): Promise<void> {
+    const end = job.finishedAt ?? new Date();
+    const start = job.startedAt ?? job.dispatchedAt ?? job.createdAt;
+    const durationMs = Math.max(0, end.getTime() - start.getTime());
+    this.jobsTotal.inc({ type: job.type, status: job.status });
+    this.jobDuration.observe({ type: job.type, status: job.status }, durationMs / 1000);
+    const level = job.status === 'failed' ? 'warn' : 'log';
+    this.logger[level](
+      {
+        job_id: job.id,
+        job_type: job.type,
+        worker_id: job.workerId,
+        stack_id: job.stackId,
+        duration_ms: durationMs,
+        status: job.status,
+        previous_status: from,
+        error: job.error,
+      },
+      `job ${job.status}`,
+    );
+    this.lineCounts.delete(job.id);
+    if (this.hooks) await this.hooks.finished(job);
+    this.wake();
+  }
+
+  private sendCancel(job: JobEntity, cleanup: boolean): boolean {
+    if (!job.workerId) return false;
+    return this.sessions.send(job.workerId, { cancel_job: { job_id: job.id, cleanup } });
+  }
+
+  // ---- batched writes of the agents' events ----
+
+  private bufferLine(jobId: string, line: string): void {
+    const count = this.lineCounts.get(jobId) ?? 0;
+    this.lineCounts.set(jobId, count + 1);
+    if (count === MAX_LOG_LINES) {
+      this.lines.push({ jobId, time: new Date(), line: `[output truncated after ${MAX_LOG_LINES} lines]` });
+    }
+    if (count >= MAX_LOG_LINES) return;
+    this.lines.push({ jobId, time: new Date(), line: String(line).slice(0, MAX_LINE_CHARS) });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushTimer || this.stopped) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      void this.flush();
+    }, FLUSH_MS);
+  }
+
+  /** Writes buffered confirmations, progress and lines; serialized so order is kept. */
+  private flush(): Promise<void> {
+    const accepted = this.accepted;
+    const progress = [...this.progress].map(([id, p]) => ({ id, progress: p }));
+    const lines = this.lines;
+    this.accepted = [];
+    this.progress = new Map();
+    this.lines = [];
+    this.flushing = this.flushing.then(async () => {
+      try {
+        await this.repository.appendLogs(lines);
+        const running = await this.repository.markAccepted(accepted, new Date());
+        for (const job of running) {
+          this.logger.log({ job_id: job.id, job_type: job.type, worker_id: job.workerId }, 'job running');
+        }
+        await this.repository.setProgress(progress);
+      } catch (err) {
+        this.logger.warn({ err }, 'job event flush failed');
+      }
+    });
+    return this.flushing;
+  }
+
+  private async findOwned(id: string): Promise<JobEntity> {
+    const owner = RequestContext.requireCaller().owner;
+    const job = UUID.test(id) ? await this.repository.findInOwner(owner, id) : null;
+    if (!job) throw jobNotFound(id);
+    return job;
+  }
+}
+
+export function view(job: JobEntity): JobView {
+  return {
+    id: job.id,
+    type: job.type,
+    stack_id: job.stackId,
+    stack_name: job.stackName,
+    revision: job.revision,
+    worker_id: job.workerId,
+    status: job.status,
+    progress: job.progress,
+    attempts: job.attempts,
+    max_attempts: job.maxAttempts,
+    error: job.error,
+    results: job.results,
+    created_at: job.createdAt.toISOString(),
+    dispatched_at: job.dispatchedAt?.toISOString() ?? null,
+    started_at: job.startedAt?.toISOString() ?? null,
+    finished_at: job.finishedAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,46 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** draft: created, never deployed; the rest follow its jobs (docs/stacks.md). */
+export type StackStatus = 'draft' | 'deploying' | 'deployed' | 'failed' | 'destroying';
+
+@Entity({ name: 'stacks' })
+export class StackEntity {
+  @PrimaryColumn({ type: 'uuid' })
+  id: string;
+
+  @Column({ type: 'text' })
+  owner: string;
+
+  @Column({ type: 'text' })
+  name: string;
+
+  @Column({ type: 'text' })
+  status: StackStatus;
+
+  /** The current (latest) revision. */
+  @Column({ type: 'integer' })
+  revision: number;
+
+  /** The revision the last successful provision applied. */
+  @Column({ name: 'deployed_revision', type: 'integer', nullable: true })
+  deployedRevision: number | null;
+
+  @Column({ name: 'worker_id', type: 'uuid', nullable: true })
+  workerId: string | null;
+
+  @Column({ name: 'reserved_cpu', type: 'double precision' })
+  reservedCpu: number;
+
+  @Column({
+    name: 'reserved_memory',
+    type: 'bigint',
+    transformer: { to: (v: number) => v, from: (v: string | null) => Number(v ?? 0) },
+  })
+  reservedMemory: number;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

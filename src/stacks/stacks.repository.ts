@@ -1,0 +1,107 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, Repository } from 'typeorm';
+import type { Cursor } from '../common/pagination.js';
+import { StackRevisionEntity } from './entities/stack-revision.entity.js';
+import { StackEntity, type StackStatus } from './entities/stack.entity.js';
+
+/** Postgres unique violation on (owner, name). */
+export const isNameConflict = (err: unknown): boolean => (err as { code?: string }).code === '23505';
+
+@Injectable()
+export class StacksRepository {
+  private readonly stacks: Repository<StackEntity>;
+  private readonly revisions: Repository<StackRevisionEntity>;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.stacks = dataSource.getRepository(StackEntity);
+    this.revisions = dataSource.getRepository(StackRevisionEntity);
+  }
+
+  /** The stack and its first revision, together. */
+  async create(stack: StackEntity, revision: StackRevisionEntity): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await m.insert(StackEntity, stack);
+      await m.insert(StackRevisionEntity, revision);
+    });
+  }
+
+  /** A new revision becomes current, unless another replace won the race (false). */
+  async addRevision(stack: StackEntity, revision: StackRevisionEntity): Promise<boolean> {
+    return this.dataSource.transaction(async (m) => {
+      const result = await m.update(
+        StackEntity,
+        { id: stack.id, owner: stack.owner, revision: revision.revision - 1 },
+        { revision: revision.revision, updatedAt: revision.createdAt },
+      );
+      if ((result.affected ?? 0) === 0) return false;
+      await m.insert(StackRevisionEntity, revision);
+      return true;
+    });
+  }
+
+  findInOwner(owner: string, id: string): Promise<StackEntity | null> {
+    return this.stacks.findOneBy({ owner, id });
+  }
+
+  findById(id: string): Promise<StackEntity | null> {
+    return this.stacks.findOneBy({ id });
+  }
+
+  listInOwner(owner: string, limit: number, after?: Cursor): Promise<StackEntity[]> {
+    const qb = this.stacks
+      .createQueryBuilder('s')
+      .where('s.owner = :owner', { owner })
+      .orderBy('s.created_at', 'ASC')
+      .addOrderBy('s.id', 'ASC')
+      .limit(limit);
+    if (after) qb.andWhere('(s.created_at, s.id) > (:at, :id)', { at: after.at, id: after.id });
+    return qb.getMany();
+  }
+
+  revision(stackId: string, revision: number): Promise<StackRevisionEntity | null> {
+    return this.revisions.findOneBy({ stackId, revision });
+  }
+
+  listRevisions(
+    stackId: string,
+  ): Promise<Pick<StackRevisionEntity, 'revision' | 'createdAt' | 'createdBy'>[]> {
+    return this.revisions.find({
+      select: { revision: true, createdAt: true, createdBy: true },
+      where: { stackId },
+      order: { revision: 'DESC' },
+      take: 1000,
+    });
+  }
+
+  async update(
+    id: string,
+    changes: Partial<
+      Pick<StackEntity, 'status' | 'workerId' | 'reservedCpu' | 'reservedMemory' | 'deployedRevision'>
+    >,
+  ): Promise<void> {
+    await this.stacks.update({ id }, { ...changes, updatedAt: new Date() });
+  }
+
+  async setStatus(id: string, status: StackStatus): Promise<void> {
+    await this.update(id, { status });
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.stacks.delete({ id });
+  }
+
+  /** CPU and memory reserved by the stacks on each worker. */
+  async reservations(workerIds: string[]): Promise<Map<string, { cpu: number; memory_bytes: number }>> {
+    if (workerIds.length === 0) return new Map();
+    const rows = await this.dataSource.query<{ worker_id: string; cpu: number; memory: string }[]>(
+      `SELECT worker_id, sum(reserved_cpu) AS cpu, sum(reserved_memory) AS memory
+         FROM stacks WHERE worker_id = ANY($1::uuid[]) GROUP BY worker_id`,
+      [workerIds],
+    );
+    return new Map(rows.map((r) => [r.worker_id, { cpu: Number(r.cpu), memory_bytes: Number(r.memory) }]));
+  }
+
+  async count(): Promise<number> {
+    return this.stacks.count();
+  }
+}

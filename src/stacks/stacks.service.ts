@@ -1,0 +1,369 @@
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import { randomUUID } from 'node:crypto';
+import type { Gauge } from 'prom-client';
+import type { StateReportMsg } from '../agent-protocol/index.js';
+import { AgentSessions, type AgentStateHandler } from '../agent-gateway/agent-sessions.js';
+import { AuditService } from '../audit/audit.service.js';
+import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../common/pagination.js';
+import { RequestContext } from '../common/request-context.js';
+import type { JobEntity } from '../jobs/entities/job.entity.js';
+import { JobsService, view as jobView, type JobView, type StackJobHooks } from '../jobs/jobs.service.js';
+import { METRIC } from '../metrics/metric-names.js';
+import { DefinitionService } from './definition/definition.service.js';
+import type { StackDefinition } from './definition/definition.types.js';
+import type { PageQueryDto } from '../common/pagination.js';
+import { StackRevisionEntity } from './entities/stack-revision.entity.js';
+import { StackEntity } from './entities/stack.entity.js';
+import { destroyPayload, provisionPayload } from './service-spec.js';
+import { overallHealth, serviceHealth, type StackHealthView, type WorkerReport } from './stack-health.js';
+import {
+  replaceRaced,
+  revisionNotFound,
+  stackBeingDestroyed,
+  stackNameTaken,
+  stackNotFound,
+  stackRenamed,
+} from './stacks.errors.js';
+import { isNameConflict, StacksRepository } from './stacks.repository.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Services per state report taken from an agent. */
+const MAX_REPORTED_SERVICES = 2000;
+
+export interface StackView {
+  id: string;
+  name: string;
+  status: string;
+  stackkit: string;
+  variant: string;
+  revision: number;
+  deployed_revision: number | null;
+  worker_id: string | null;
+  services: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * Stacks: definitions stored as revisions, deploy and destroy through jobs, and the agents' state
+ * reports that stack health (and drift) read. Stacks belong to the caller's owner.
+ */
+@Injectable()
+export class StacksService implements StackJobHooks, AgentStateHandler, OnModuleInit {
+  private readonly logger = new Logger('stacks');
+  /** The latest state report of each worker connected to this replica. */
+  private readonly reports = new Map<string, WorkerReport>();
+
+  constructor(
+    private readonly repository: StacksRepository,
+    private readonly definitions: DefinitionService,
+    private readonly jobs: JobsService,
+    private readonly sessions: AgentSessions,
+    private readonly audit: AuditService,
+    @InjectMetric(METRIC.stacks) private readonly stacksGauge: Gauge<string>,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    this.jobs.setStackHooks(this);
+    this.sessions.addStateHandler(this);
+    await this.refreshGauge();
+  }
+
+  // ---- CRUD ----
+
+  async create(source: string): Promise<StackView> {
+    const caller = RequestContext.requireCaller();
+    const definition = this.definitions.parse(source);
+    const now = new Date();
+    const stack = Object.assign(new StackEntity(), {
+      id: randomUUID(),
+      owner: caller.owner,
+      name: definition.name,
+      status: 'draft' as const,
+      revision: 1,
+      deployedRevision: null,
+      workerId: null,
+      reservedCpu: 0,
+      reservedMemory: 0,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const revision = this.revisionOf(stack.id, 1, source, definition, caller.clientId, now);
+    try {
+      await this.repository.create(stack, revision);
+    } catch (err) {
+      if (isNameConflict(err)) throw stackNameTaken(definition.name);
+      throw err;
+    }
+    await this.audit.record({
+      action: 'stack.created',
+      owner: stack.owner,
+      target: stack.id,
+      details: { name: stack.name },
+    });
+    this.logger.log({ stack_id: stack.id, name: stack.name }, 'stack created');
+    await this.refreshGauge();
+    return this.view(stack, definition);
+  }
+
+  async list(query: PageQueryDto): Promise<Page<StackView>> {
+    const owner = RequestContext.requireCaller().owner;
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const rows = await this.repository.listInOwner(owner, limit + 1, decodeCursor(query.cursor));
+    const last = rows.length > limit ? rows[limit - 1] : undefined;
+    const items: StackView[] = [];
+    for (const stack of rows.slice(0, limit)) items.push(this.view(stack, await this.definitionOf(stack)));
+    return {
+      items,
+      next_cursor: last ? encodeCursor({ at: last.createdAt.toISOString(), id: last.id }) : null,
+    };
+  }
+
+  async get(id: string): Promise<StackView> {
+    const stack = await this.findOwned(id);
+    return this.view(stack, await this.definitionOf(stack));
+  }
+
+  async revisions(id: string) {
+    const stack = await this.findOwned(id);
+    const rows = await this.repository.listRevisions(stack.id);
+    return {
+      stack_id: stack.id,
+      revisions: rows.map((r) => ({
+        revision: r.revision,
+        created_at: r.createdAt.toISOString(),
+        created_by: r.createdBy,
+        current: r.revision === stack.revision,
+        deployed: r.revision === stack.deployedRevision,
+      })),
+    };
+  }
+
+  async revision(id: string, revision: number) {
+    const stack = await this.findOwned(id);
+    const row = await this.repository.revision(stack.id, revision);
+    if (!row) throw revisionNotFound(id, revision);
+    return {
+      stack_id: stack.id,
+      revision: row.revision,
+      created_at: row.createdAt.toISOString(),
+      source: row.source,
+      definition: row.definition,
+    };
+  }
+
+  /** A new revision; the stack keeps running the deployed one until the next deploy. */
+  async replace(id: string, source: string): Promise<StackView> {
+    const caller = RequestContext.requireCaller();
+    const stack = await this.findOwned(id);
+    if (stack.status === 'destroying') throw stackBeingDestroyed(id);
+    const definition = this.definitions.parse(source);
+    if (definition.name !== stack.name) throw stackRenamed(stack.name);
+    const now = new Date();
+    const next = stack.revision + 1;
+    if (
+      !(await this.repository.addRevision(
+        stack,
+        this.revisionOf(stack.id, next, source, definition, caller.clientId, now),
+      ))
+    )
+      throw replaceRaced();
+    await this.audit.record({
+      action: 'stack.revised',
+      owner: stack.owner,
+      target: stack.id,
+      details: { revision: next },
+    });
+    this.logger.log({ stack_id: stack.id, revision: next }, 'stack revised');
+    return this.view({ ...stack, revision: next, updatedAt: now }, definition);
+  }
+
+  /** 202 with the provision job of the current revision. */
+  async deploy(id: string): Promise<JobView> {
+    const caller = RequestContext.requireCaller();
+    const stack = await this.findOwned(id);
+    if (stack.status === 'destroying') throw stackBeingDestroyed(id);
+    const definition = await this.definitionOf(stack);
+    const job = await this.jobs.create({
+      owner: stack.owner,
+      type: 'provision',
+      stackId: stack.id,
+      stackName: stack.name,
+      revision: stack.revision,
+      workerId: stack.workerId,
+      payload: provisionPayload(definition, stack.revision),
+      createdBy: caller.clientId,
+    });
+    await this.repository.setStatus(stack.id, 'deploying');
+    await this.audit.record({
+      action: 'stack.deploy_requested',
+      owner: stack.owner,
+      target: stack.id,
+      details: { job_id: job.id, revision: stack.revision },
+    });
+    return jobView(job);
+  }
+
+  /** 202 with the destroy job; the stack is gone when it succeeds. */
+  async delete(id: string): Promise<JobView> {
+    const caller = RequestContext.requireCaller();
+    const stack = await this.findOwned(id);
+    const placed = stack.workerId !== null;
+    const job = await this.jobs.create(
+      {
+        owner: stack.owner,
+        type: 'destroy',
+        stackId: stack.id,
+        stackName: stack.name,
+        revision: stack.revision,
+        workerId: stack.workerId,
+        payload: destroyPayload(stack.name, stack.revision),
+        createdBy: caller.clientId,
+      },
+      !placed,
+    );
+    if (placed) await this.repository.setStatus(stack.id, 'destroying');
+    await this.audit.record({
+      action: 'stack.destroy_requested',
+      owner: stack.owner,
+      target: stack.id,
+      details: { job_id: job.id },
+    });
+    return jobView(job);
+  }
+
+  // ---- health ----
+
+  async health(id: string): Promise<StackHealthView> {
+    const stack = await this.findOwned(id);
+    const revision = stack.deployedRevision ?? stack.revision;
+    const definition = (await this.repository.revision(stack.id, revision))?.definition;
+    const report = stack.workerId ? this.reports.get(stack.workerId) : undefined;
+    const now = new Date();
+    const services = (definition?.services ?? []).map((s) => {
+      const state = report?.services.find((r) => r.stack_id === stack.id && r.name === s.name);
+      // A service the agent should run (it holds the stack) but does not report is missing.
+      const knows = report?.stackIds.has(stack.id) ? true : null;
+      return serviceHealth(s.name, s.health_check !== null, state, knows, now);
+    });
+    return {
+      stack_id: stack.id,
+      overall: overallHealth(services),
+      services,
+      worker_id: stack.workerId,
+      reported_at: report?.at.toISOString() ?? null,
+    };
+  }
+
+  /** The latest report of a worker, for drift. */
+  reportOf(workerId: string): WorkerReport | undefined {
+    return this.reports.get(workerId);
+  }
+
+  // ---- agents' state reports (AgentStateHandler) ----
+
+  state(workerId: string, report: StateReportMsg): void {
+    this.reports.set(workerId, {
+      at: new Date(),
+      stackIds: new Set((report.stack_ids ?? []).slice(0, MAX_REPORTED_SERVICES)),
+      services: (report.services ?? []).slice(0, MAX_REPORTED_SERVICES),
+    });
+  }
+
+  disconnected(workerId: string): void {
+    this.reports.delete(workerId);
+  }
+
+  // ---- job hooks (StackJobHooks) ----
+
+  reservations(workerIds: string[]) {
+    return this.repository.reservations(workerIds);
+  }
+
+  async placed(job: JobEntity): Promise<void> {
+    if (job.type !== 'provision' || !job.workerId) return;
+    await this.repository.update(job.stackId, {
+      workerId: job.workerId,
+      reservedCpu: job.payload.placement.cpu,
+      reservedMemory: job.payload.placement.memory_bytes,
+    });
+  }
+
+  async finished(job: JobEntity): Promise<void> {
+    const stack = await this.repository.findById(job.stackId);
+    if (!stack) return;
+    if (job.type === 'destroy') {
+      if (job.status === 'succeeded') {
+        await this.repository.delete(stack.id);
+        await this.refreshGauge();
+        await this.audit.record({
+          action: 'stack.destroyed',
+          owner: stack.owner,
+          target: stack.id,
+          details: { job_id: job.id },
+        });
+        this.logger.log({ stack_id: stack.id, job_id: job.id }, 'stack destroyed');
+      } else await this.repository.setStatus(stack.id, 'failed');
+      return;
+    }
+    if (job.status === 'succeeded') {
+      await this.repository.update(stack.id, { status: 'deployed', deployedRevision: job.revision });
+    } else {
+      await this.repository.setStatus(stack.id, 'failed');
+    }
+  }
+
+  // ---- helpers ----
+
+  private async refreshGauge(): Promise<void> {
+    this.stacksGauge.set(await this.repository.count());
+  }
+
+  private async definitionOf(stack: StackEntity): Promise<StackDefinition> {
+    const row = await this.repository.revision(stack.id, stack.revision);
+    if (!row) throw stackNotFound(stack.id);
+    return row.definition;
+  }
+
+  private revisionOf(
+    stackId: string,
+    revision: number,
+    source: string,
+    definition: StackDefinition,
+    createdBy: string,
+    at: Date,
+  ): StackRevisionEntity {
+    return Object.assign(new StackRevisionEntity(), {
+      stackId,
+      revision,
+      source,
+      definition,
+      createdAt: at,
+      createdBy,
+    });
+  }
+
+  private async findOwned(id: string): Promise<StackEntity> {
+    const owner = RequestContext.requireCaller().owner;
+    const stack = UUID.test(id) ? await this.repository.findInOwner(owner, id) : null;
+    if (!stack) throw stackNotFound(id);
+    return stack;
+  }
+
+  private view(stack: StackEntity, definition: StackDefinition): StackView {
+    return {
+      id: stack.id,
+      name: stack.name,
+      status: stack.status,
+      stackkit: definition.stackkit,
+      variant: definition.variant,
+      revision: stack.revision,
+      deployed_revision: stack.deployedRevision,
+      worker_id: stack.workerId,
+      services: definition.services.map((s) => s.name),
+      created_at: stack.createdAt.toISOString(),
+      updated_at: stack.updatedAt.toISOString(),
+    };
+  }
+}

@@ -1,0 +1,78 @@
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
+import { eventually, type TestApp } from './app.js';
+
+/** The tiny HTTP service the process-driver tests deploy. */
+export const HTTP_SERVICE = fileURLToPath(new URL('../fixtures/http-service.mjs', import.meta.url));
+
+/** A free TCP port on loopback (closed again, so a service can take it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface JobBody {
+  id: string;
+  type: string;
+  status: string;
+  worker_id: string | null;
+  error: string | null;
+  progress: number;
+  attempts: number;
+  results: { name: string; action: string; ok: boolean; error: string | null }[] | null;
+  stack_id: string;
+}
+
+/** A client of the orchestrator API with the admin token. */
+export function orchestrator(t: TestApp) {
+  const auth = () => t.adminAuth();
+  return {
+    async get(path: string) {
+      return t.http.get(`/api/v1/orchestrator${path}`).set('Authorization', await auth());
+    },
+    async post(path: string, body?: object) {
+      const req = t.http.post(`/api/v1/orchestrator${path}`).set('Authorization', await auth());
+      return body ? req.send(body) : req;
+    },
+    async delete(path: string) {
+      return t.http.delete(`/api/v1/orchestrator${path}`).set('Authorization', await auth());
+    },
+    async yaml(method: 'post' | 'put', path: string, source: string) {
+      return t.http[method](`/api/v1/orchestrator${path}`)
+        .set('Authorization', await auth())
+        .set('Content-Type', 'application/yaml')
+        .send(source);
+    },
+    /** Waits until the job reaches one of `statuses` and returns it. */
+    async jobUntil(id: string, statuses: string[], timeoutMs = 30_000): Promise<JobBody> {
+      let job: JobBody | undefined;
+      await eventually(async () => {
+        const res = await this.get(`/jobs/${id}`);
+        expect(res.status).toBe(200);
+        job = res.body as JobBody;
+        return statuses.includes(job.status);
+      }, timeoutMs);
+      return job!;
+    },
+  };
+}
+
+/** GET http://127.0.0.1:port/path as text, or the connection error's code. */
+export async function httpGet(
+  port: number,
+  path: string,
+): Promise<{ status: number; text: string } | string> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(2000) });
+    return { status: res.status, text: await res.text() };
+  } catch (err) {
+    return String((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message);
+  }
+}
