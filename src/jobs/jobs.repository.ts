@@ -225,6 +225,22 @@ export class JobsRepository {
       .getMany();
   }
 
+  /** Unfinished jobs placed on a worker that was deleted since. */
+  onRemovedWorkers(limit = 1000): Promise<JobEntity[]> {
+    return this.repo
+      .createQueryBuilder('j')
+      .where("j.status IN ('queued', 'dispatched', 'running', 'cancelling')")
+      .andWhere('j.worker_id IS NOT NULL')
+      .andWhere('NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = j.worker_id)')
+      .limit(limit)
+      .getMany();
+  }
+
+  /** A queued job whose worker is gone is placed afresh. */
+  async unplace(id: string): Promise<void> {
+    await this.repo.update({ id, status: 'queued' }, { workerId: null, updatedAt: new Date() });
+  }
+
   /** The unfinished jobs placed on a worker. */
   activeOnWorker(workerId: string): Promise<JobEntity[]> {
     return this.repo

@@ -447,6 +447,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     if (this.sweeping || this.stopped) return;
     this.sweeping = true;
     try {
+      for (const job of await this.repository.onRemovedWorkers()) await this.workerRemoved(job);
       const now = Date.now();
       const active = await this.repository.findByStatus(['dispatched', 'running', 'cancelling']);
       for (const job of active) {
@@ -479,6 +480,31 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     } finally {
       this.sweeping = false;
     }
+  }
+
+  /**
+   * The operator deleted the job's worker: a queued provision is placed afresh; anything else can no
+   * longer reach its node and fails.
+   */
+  private async workerRemoved(job: JobEntity): Promise<void> {
+    if (job.status === 'queued' && job.type === 'provision') {
+      await this.repository.unplace(job.id);
+      this.logger.warn(
+        { job_id: job.id, job_type: job.type, worker_id: job.workerId },
+        'worker removed; placing the job again',
+      );
+      this.wake();
+      return;
+    }
+    const moved = await this.repository.transition(
+      job.id,
+      { type: 'abort' },
+      {
+        error: `worker ${job.workerId} was removed`,
+        finishedAt: new Date(),
+      },
+    );
+    if (moved) await this.finished(moved.job, moved.from);
   }
 
   /** After a reconnect: what the agent still runs is running; what it lost has failed. */

@@ -289,4 +289,21 @@ describe('stacks deployed by jobs to a real process-driver agent', () => {
 
     await api.delete(`/stacks/${stackId}`);
   });
+  // Last: it removes the worker the other tests use.
+  it('a running job whose worker is deleted fails, and the stack can be placed again', async () => {
+    const port = await freePort();
+    const stackId = await createStack(stackYaml('orphaned', port, { failHealth: true }));
+    const job = await deploy(stackId);
+    await api.jobUntil(job.id, ['running']);
+    expect((await api.delete(`/workers/${workerId}`)).status).toBe(204);
+    const failed = await api.jobUntil(job.id, ['failed', 'succeeded', 'cancelled']);
+    expect(failed).toMatchObject({ status: 'failed', error: `worker ${workerId} was removed` });
+    const stack = await api.get(`/stacks/${stackId}`);
+    expect(stack.body).toMatchObject({ status: 'failed', worker_id: null });
+    // Not placed any more: deleting it needs no worker.
+    const destroy = await api.delete(`/stacks/${stackId}`);
+    expect(destroy.status).toBe(202);
+    expect(destroy.body.status).toBe('succeeded');
+    expect((await api.get(`/stacks/${stackId}`)).status).toBe(404);
+  });
 });
