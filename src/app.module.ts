@@ -19,6 +19,7 @@ import { SettingsModule } from './settings/settings.module.js';
 import { WorkersModule } from './workers/workers.module.js';
 import { JobsModule } from './jobs/jobs.module.js';
 import { StacksModule } from './stacks/stacks.module.js';
+import { DriftModule } from './drift/drift.module.js';
 import { DefinitionModule } from './stacks/definition/definition.module.js';
 
 /** Flattens class-validator's tree into the problem's `errors` array. */
@@ -55,6 +56,7 @@ export class AppModule implements NestModule {
         WorkersModule,
         JobsModule,
         StacksModule,
+        DriftModule,
         DefinitionModule,
       ],
       providers: [

@@ -116,6 +116,8 @@ export interface JobCommandMsg {
   services: ServiceSpecMsg[];
   timeout_ms: number;
   attempt: number;
+  keep: string[];
+  replace: string[];
 }
 
 export interface CancelJobMsg {
@@ -176,6 +178,7 @@ export interface ServiceStateMsg {
 export interface StateReportMsg {
   services: ServiceStateMsg[];
   stack_ids: string[];
+  last_jobs: Record<string, string>;
 }
 
 export interface AgentMessage {

@@ -11,6 +11,8 @@ export interface StackRecord {
   desired: ServiceSpecMsg[];
   /** The services of the last job that succeeded: what cleanup reverts to. */
   applied: ServiceSpecMsg[] | null;
+  /** The last job for the stack that finished on this node. */
+  lastJobId?: string;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

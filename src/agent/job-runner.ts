@@ -47,6 +47,8 @@ export class JobRunner {
   private readonly stackQueues = new Map<string, Promise<void>>();
   private send: Send = () => false;
   private runningCount = 0;
+  /** The last job finished per stack; state reports carry it (see StateReport.last_jobs). */
+  private readonly lastJobs = new Map<string, string>();
   private lastReportEmpty = true;
 
   constructor(
@@ -56,6 +58,8 @@ export class JobRunner {
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     this.store = new DesiredStateStore(dataDir);
+    for (const record of this.store.all())
+      if (record.lastJobId) this.lastJobs.set(record.stack.id, record.lastJobId);
   }
 
   /** Brings back what the node ran before the agent restarted. */
@@ -141,6 +145,8 @@ export class JobRunner {
 
   /** What runs on this node now, with health, for the service's stack health and drift. */
   async report(): Promise<StateReportMsg | null> {
+    // Taken before looking: what is observed is at least as new as these jobs' results.
+    const lastJobs = Object.fromEntries(this.lastJobs);
     const observed = await this.driver.observe();
     this.runningCount = observed.filter((o) => o.running).length;
     const desired = new Map<string, Set<string>>();
@@ -162,7 +168,7 @@ export class JobRunner {
     const empty = services.length === 0 && desired.size === 0;
     if (empty && this.lastReportEmpty) return null;
     this.lastReportEmpty = empty;
-    return { services, stack_ids: [...desired.keys()] };
+    return { services, stack_ids: [...desired.keys()], last_jobs: lastJobs };
   }
 
   async close(): Promise<void> {
@@ -184,8 +190,12 @@ export class JobRunner {
       flushTimer = undefined;
       if (lines.length > 0) this.event({ job_id: job.id, phase: 'progress', lines: lines.splice(0) });
     };
+    let timedOut = false;
     const timeout = setTimeout(
-      () => job.abort.abort(new Error(`timed out after ${command.timeout_ms} ms`)),
+      () => {
+        timedOut = true;
+        job.abort.abort(new Error(`timed out after ${command.timeout_ms} ms`));
+      },
       Math.max(1000, command.timeout_ms || 600_000),
     );
     const ctx: ApplyContext = {
@@ -228,6 +238,9 @@ export class JobRunner {
         ctx.log(
           `applying revision ${command.revision} of ${stack.name}: ${command.services.length} services`,
         );
+        ctx.keep = new Set(command.keep ?? []);
+        ctx.replace = new Set(command.replace ?? []);
+        if (ctx.keep.size > 0) ctx.log(`leaving ${[...ctx.keep].join(', ')} as they are (drift ignored)`);
         results = await this.driver.apply(stack, resolved.specs, ctx);
         this.health.reset(
           stack.id,
@@ -253,7 +266,14 @@ export class JobRunner {
     }
     flushLines();
     const aborted = job.abort.signal.aborted;
-    const phase = aborted ? (job.cleanup ? 'failed' : 'cancelled') : error ? 'failed' : 'succeeded';
+    // Cancelled only when someone asked; a timeout or a cleanup is a failure.
+    const phase = aborted
+      ? job.cleanup || timedOut
+        ? 'failed'
+        : 'cancelled'
+      : error
+        ? 'failed'
+        : 'succeeded';
     if (aborted) error = String((job.abort.signal.reason as Error | undefined)?.message ?? 'cancelled');
     const final: JobEventMsg = {
       job_id: job.id,
@@ -264,6 +284,9 @@ export class JobRunner {
       results,
     };
     this.active.delete(job.id);
+    this.lastJobs.set(stack.id, job.id);
+    const record = this.store.get(stack.id);
+    if (record) this.store.save({ ...record, lastJobId: job.id });
     this.finals.set(job.id, { event: final, at: Date.now() });
     this.stackOfFinal.set(job.id, stack.id);
     this.send({ job_event: final });

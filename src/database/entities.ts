@@ -4,6 +4,7 @@ import { AuditEventEntity } from '../audit/entities/audit-event.entity.js';
 import { ClientEntity } from '../auth/entities/client.entity.js';
 import { RefreshTokenEntity } from '../auth/entities/refresh-token.entity.js';
 import { SigningKeyEntity } from '../auth/entities/signing-key.entity.js';
+import { DriftItemEntity } from '../drift/entities/drift-item.entity.js';
 import { JobEntity } from '../jobs/entities/job.entity.js';
 import { StackRevisionEntity } from '../stacks/entities/stack-revision.entity.js';
 import { StackEntity } from '../stacks/entities/stack.entity.js';
@@ -25,4 +26,5 @@ export const ENTITIES = [
   StackEntity,
   StackRevisionEntity,
   JobEntity,
+  DriftItemEntity,
 ];

@@ -362,6 +362,8 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
           services: job.payload.command.services,
           timeout_ms: job.timeoutMs,
           attempt: job.attempts,
+          keep: job.payload.command.keep ?? [],
+          replace: job.payload.command.replace ?? [],
         };
         if (!this.sessions.send(job.workerId!, { job: command })) {
           await this.requeue(job, 'agent not connected');

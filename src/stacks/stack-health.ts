@@ -24,6 +24,8 @@ export interface WorkerReport {
   /** Stacks the agent holds a desired state for. */
   stackIds: Set<string>;
   services: ServiceStateMsg[];
+  /** Per stack, the last job the agent had finished when it looked. */
+  lastJobs: Record<string, string>;
 }
 
 /**

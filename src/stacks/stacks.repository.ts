@@ -76,7 +76,18 @@ export class StacksRepository {
   async update(
     id: string,
     changes: Partial<
-      Pick<StackEntity, 'status' | 'workerId' | 'reservedCpu' | 'reservedMemory' | 'deployedRevision'>
+      Pick<
+        StackEntity,
+        | 'status'
+        | 'workerId'
+        | 'reservedCpu'
+        | 'reservedMemory'
+        | 'deployedRevision'
+        | 'lastJobId'
+        | 'driftIgnores'
+        | 'driftStatus'
+        | 'driftCheckedAt'
+      >
     >,
   ): Promise<void> {
     await this.stacks.update({ id }, { ...changes, updatedAt: new Date() });
@@ -99,6 +110,19 @@ export class StacksRepository {
       [workerIds],
     );
     return new Map(rows.map((r) => [r.worker_id, { cpu: Number(r.cpu), memory_bytes: Number(r.memory) }]));
+  }
+
+  placedOn(workerId: string): Promise<StackEntity[]> {
+    return this.stacks.find({ where: { workerId }, take: 10_000 });
+  }
+
+  allPlaced(): Promise<StackEntity[]> {
+    return this.stacks
+      .createQueryBuilder('s')
+      .where('s.worker_id IS NOT NULL')
+      .orderBy('s.id')
+      .limit(100_000)
+      .getMany();
   }
 
   async count(): Promise<number> {

@@ -54,6 +54,7 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
   private readonly logger = new Logger('stacks');
   /** The latest state report of each worker connected to this replica. */
   private readonly reports = new Map<string, WorkerReport>();
+  private readonly definitionCache = new Map<string, StackDefinition>();
 
   constructor(
     private readonly repository: StacksRepository,
@@ -86,6 +87,10 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
       workerId: null,
       reservedCpu: 0,
       reservedMemory: 0,
+      lastJobId: null,
+      driftIgnores: [],
+      driftStatus: 'unknown' as const,
+      driftCheckedAt: null,
       createdAt: now,
       updatedAt: now,
     });
@@ -179,12 +184,18 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     return this.view({ ...stack, revision: next, updatedAt: now }, definition);
   }
 
-  /** 202 with the provision job of the current revision. */
-  async deploy(id: string): Promise<JobView> {
+  /**
+   * 202 with the provision job of the current revision. Resources whose drift is ignored are left as
+   * they are on the node; `replace` names services to replace even when their digest matches.
+   */
+  async deploy(id: string, replace: string[] = []): Promise<JobView> {
     const caller = RequestContext.requireCaller();
     const stack = await this.findOwned(id);
     if (stack.status === 'destroying') throw stackBeingDestroyed(id);
     const definition = await this.definitionOf(stack);
+    const payload = provisionPayload(definition, stack.revision);
+    payload.command.keep = stack.driftIgnores;
+    payload.command.replace = replace.filter((name) => !stack.driftIgnores.includes(name));
     const job = await this.jobs.create({
       owner: stack.owner,
       type: 'provision',
@@ -192,7 +203,7 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
       stackName: stack.name,
       revision: stack.revision,
       workerId: stack.workerId,
-      payload: provisionPayload(definition, stack.revision),
+      payload,
       createdBy: caller.clientId,
     });
     await this.repository.setStatus(stack.id, 'deploying');
@@ -268,6 +279,7 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
       at: new Date(),
       stackIds: new Set((report.stack_ids ?? []).slice(0, MAX_REPORTED_SERVICES)),
       services: (report.services ?? []).slice(0, MAX_REPORTED_SERVICES),
+      lastJobs: report.last_jobs ?? {},
     });
   }
 
@@ -293,6 +305,8 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
   async finished(job: JobEntity): Promise<void> {
     const stack = await this.repository.findById(job.stackId);
     if (!stack) return;
+    // A job that reached the node changes what drift compares against (StateReport.last_jobs).
+    if (job.startedAt) await this.repository.update(stack.id, { lastJobId: job.id });
     if (job.type === 'destroy') {
       if (job.status === 'succeeded') {
         await this.repository.delete(stack.id);
@@ -312,6 +326,44 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     } else {
       await this.repository.setStatus(stack.id, 'failed');
     }
+  }
+
+  // ---- for drift ----
+
+  /** The caller's stack, or 404. */
+  owned(id: string): Promise<StackEntity> {
+    return this.findOwned(id);
+  }
+
+  /** Stacks placed on a worker (any owner: the agent's reports speak for its node). */
+  placedOn(workerId: string): Promise<StackEntity[]> {
+    return this.repository.placedOn(workerId);
+  }
+
+  /** Every placed stack, for the scheduled drift check. */
+  allPlaced(): Promise<StackEntity[]> {
+    return this.repository.allPlaced();
+  }
+
+  /** The definition of one revision (revisions never change, so they are cached). */
+  async definitionAt(stackId: string, revision: number): Promise<StackDefinition | undefined> {
+    const key = `${stackId}/${revision}`;
+    const cached = this.definitionCache.get(key);
+    if (cached) return cached;
+    const row = await this.repository.revision(stackId, revision);
+    if (!row) return undefined;
+    if (this.definitionCache.size >= 1000)
+      this.definitionCache.delete(this.definitionCache.keys().next().value!);
+    this.definitionCache.set(key, row.definition);
+    return row.definition;
+  }
+
+  async setDriftIgnores(stackId: string, ignores: string[]): Promise<void> {
+    await this.repository.update(stackId, { driftIgnores: ignores });
+  }
+
+  async setDriftStatus(stackId: string, status: StackEntity['driftStatus'], at: Date): Promise<void> {
+    await this.repository.update(stackId, { driftStatus: status, driftCheckedAt: at });
   }
 
   // ---- helpers ----

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
-import { podman, podmanSocket, TEST_IMAGE } from '../support/podman.js';
+import { podman, podmanSocket, TEST_IMAGE, TEST_IMAGE_2 } from '../support/podman.js';
 import { freePort, httpGet, orchestrator } from '../support/stacks.js';
 
 /**
@@ -129,5 +129,108 @@ describe('a stack deployed through a real docker-driver agent (podman Docker Eng
     ]);
     expect(left).toBe('');
     expect(await httpGet(port, '/')).toBe('ECONNREFUSED');
+  });
+  it('drift: a container changed by hand is modified, one started by hand is unexpected; resolve restores', async () => {
+    const port = await freePort();
+    const created = await api.yaml('post', '/stacks', stackYaml('docker-drift', port, 'hello'));
+    const stackId = created.body.id as string;
+    await api.jobUntil(
+      (await api.post(`/stacks/${stackId}/deploy`)).body.id as string,
+      ['succeeded'],
+      60_000,
+    );
+    const drift = async () =>
+      (await api.get(`/stacks/${stackId}/drift`)).body as {
+        status: string;
+        items: {
+          resource: string;
+          kind: string;
+          field: string | null;
+          desired: string | null;
+          actual: string | null;
+        }[];
+      };
+    await eventually(async () => (await drift()).status === 'in_sync', 20_000);
+
+    // By hand: the container recreated with another image and environment, keeping its labels.
+    const name = `so-${stackId.replace(/-/g, '').slice(0, 12)}-web`;
+    const labels = JSON.parse(
+      await podman(['inspect', '--format', '{{json .Config.Labels}}', name]),
+    ) as Record<string, string>;
+    const labelArgs = Object.entries(labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]);
+    await podman(['rm', '-f', '-t', '0', name]);
+    await podman([
+      'run',
+      '-d',
+      '--name',
+      name,
+      ...labelArgs,
+      '-e',
+      'GREETING=tampered',
+      // The same limits as the definition: only the image and the environment differ.
+      '--cpus=0.5',
+      '--memory=64m',
+      '-p',
+      `${port}:8080`,
+      TEST_IMAGE_2,
+      'sh',
+      '-c',
+      "mkdir -p /www && echo ok > /www/health && echo $GREETING > /www/index.html && trap 'exit 0' TERM; httpd -f -p 8080 -h /www & wait",
+    ]);
+    // And a container nobody asked for, carrying the stack's labels.
+    await podman([
+      'run',
+      '-d',
+      '--name',
+      `so-intruder-${stackId.slice(0, 8)}`,
+      '--label',
+      'io.stack-orchestrator.managed=true',
+      '--label',
+      `io.stack-orchestrator.stack-id=${stackId}`,
+      '--label',
+      'io.stack-orchestrator.service=intruder',
+      TEST_IMAGE,
+      'sleep',
+      '600',
+    ]);
+    await eventually(async () => (await drift()).items.length >= 3, 20_000);
+    const found = await drift();
+    expect(found.status).toBe('drifted');
+    expect(found.items).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          resource: 'web',
+          kind: 'modified',
+          field: 'env.GREETING',
+          desired: 'hello',
+          actual: 'tampered',
+        }),
+        expect.objectContaining({
+          resource: 'web',
+          kind: 'modified',
+          field: 'image',
+          desired: TEST_IMAGE,
+          actual: TEST_IMAGE_2,
+        }),
+        expect.objectContaining({ resource: 'intruder', kind: 'unexpected' }),
+      ]),
+    );
+    expect(found.items).toHaveLength(3);
+
+    const resolve = await api.post(`/stacks/${stackId}/drift/resolve`);
+    expect(resolve.status).toBe(202);
+    const job = await api.jobUntil(resolve.body.job_id as string, ['succeeded', 'failed'], 60_000);
+    expect(job.results).toEqual(
+      expect.arrayContaining([
+        { name: 'intruder', action: 'removed', ok: true, error: null },
+        { name: 'web', action: 'replaced', ok: true, error: null },
+      ]),
+    );
+    await eventually(async () => {
+      const d = await drift();
+      return d.status === 'in_sync' && d.items.length === 0;
+    }, 20_000);
+    expect(await httpGet(port, '/')).toEqual({ status: 200, text: 'hello\n' });
+    await api.jobUntil((await api.delete(`/stacks/${stackId}`)).body.id as string, ['succeeded'], 60_000);
   });
 });

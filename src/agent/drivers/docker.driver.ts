@@ -112,6 +112,10 @@ export class DockerDriver implements Driver {
     // Undesired ones go first: a renamed service may need the old one's host port.
     for (const [service, containers] of byService) {
       if (desired.has(service)) continue;
+      if (ctx.keep?.has(service)) {
+        results.push(ok(service, 'kept'));
+        continue;
+      }
       if (ctx.signal.aborted) {
         results.push(cancelled(service));
         continue;
@@ -119,6 +123,10 @@ export class DockerDriver implements Driver {
       results.push(await this.removeService(service, containers, ctx));
     }
     for (const spec of services) {
+      if (ctx.keep?.has(spec.name)) {
+        results.push(ok(spec.name, 'kept'));
+        continue;
+      }
       if (ctx.signal.aborted) {
         results.push(cancelled(spec.name));
         continue;
@@ -196,7 +204,7 @@ export class DockerDriver implements Driver {
         say(`removing leftover container ${leftover.name}`);
         await this.remove(leftover);
       }
-      if (current && current.digest === spec.digest) {
+      if (current && current.digest === spec.digest && !ctx.replace?.has(spec.name)) {
         if (current.state === 'running' || current.state === 'restarting') {
           return ok(spec.name, 'unchanged');
         }

@@ -37,7 +37,7 @@ export interface StackRef {
   name: string;
 }
 
-export type ServiceAction = 'created' | 'replaced' | 'unchanged' | 'started' | 'removed' | 'failed';
+export type ServiceAction = 'created' | 'replaced' | 'unchanged' | 'started' | 'removed' | 'kept' | 'failed';
 
 export interface ServiceResult {
   name: string;
@@ -77,6 +77,13 @@ export interface ApplyContext {
   signal: AbortSignal;
   /** Optional: how far the apply is, in services done of total. */
   progress?(done: number, total: number): void;
+  /**
+   * Services to leave exactly as they are (ignored drift): apply neither creates, replaces, starts
+   * nor removes them, whatever the list says. Result action `kept`.
+   */
+  keep?: ReadonlySet<string>;
+  /** Services to replace even when the digest matches (they were changed behind our back). */
+  replace?: ReadonlySet<string>;
 }
 
 export interface Driver {

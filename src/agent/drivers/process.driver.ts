@@ -77,12 +77,17 @@ export class ProcessDriver implements Driver {
       [...this.services.values()].filter((s) => s.stack.id === stack.id && !wanted.has(s.spec.name)).length;
     for (const spec of services) {
       if (ctx.signal.aborted) break;
+      if (ctx.keep?.has(spec.name)) {
+        results.push({ name: spec.name, action: 'kept', ok: true, error: '' });
+        ctx.progress?.(++done, total);
+        continue;
+      }
       results.push(await this.applyOne(stack, spec, ctx));
       ctx.progress?.(++done, total);
     }
     if (!ctx.signal.aborted) {
       for (const s of [...this.services.values()]) {
-        if (s.stack.id !== stack.id || wanted.has(s.spec.name)) continue;
+        if (s.stack.id !== stack.id || wanted.has(s.spec.name) || ctx.keep?.has(s.spec.name)) continue;
         ctx.log(`${s.spec.name}: not in the definition any more; stopping`);
         await this.remove(s);
         results.push({ name: s.spec.name, action: 'removed', ok: true, error: '' });
@@ -148,7 +153,7 @@ export class ProcessDriver implements Driver {
     }
     if (spec.command.length === 0) return fail(spec.name, 'no command to run');
     const existing = this.services.get(key(stack.id, spec.name));
-    if (existing && existing.spec.digest === spec.digest) {
+    if (existing && existing.spec.digest === spec.digest && !ctx.replace?.has(spec.name)) {
       existing.spec = spec; // health check settings may differ without a new digest
       if (
         existing.status === 'running' ||

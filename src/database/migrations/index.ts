@@ -3,6 +3,7 @@ import { Auth1764000100000 } from './1764000100000-auth.js';
 import { Workers1764000200000 } from './1764000200000-workers.js';
 import { WorkerLinks1764000300000 } from './1764000300000-worker-links.js';
 import { StacksJobs1764000400000 } from './1764000400000-stacks-jobs.js';
+import { Drift1764000500000 } from './1764000500000-drift.js';
 
 /** Every migration, oldest first. ESM has no directory globbing, so each is listed here. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   Workers1764000200000,
   WorkerLinks1764000300000,
   StacksJobs1764000400000,
+  Drift1764000500000,
 ];

@@ -4,7 +4,8 @@ import type { JobState, JobType } from '../job-state.js';
 
 /** What a job needs to be placed and sent, fixed when it is created. */
 export interface JobPayload {
-  command: Pick<JobCommandMsg, 'stack_name' | 'revision' | 'services'>;
+  command: Pick<JobCommandMsg, 'stack_name' | 'revision' | 'services'> &
+    Partial<Pick<JobCommandMsg, 'keep' | 'replace'>>;
   placement: { drivers: string[]; labels: Record<string, string>; cpu: number; memory_bytes: number };
 }
 

@@ -38,6 +38,20 @@ export class StackEntity {
   })
   reservedMemory: number;
 
+  /** The last job that reached the node (the agent reports it with its state). */
+  @Column({ name: 'last_job_id', type: 'uuid', nullable: true })
+  lastJobId: string | null;
+
+  /** Resource names whose drift the operator accepts. */
+  @Column({ name: 'drift_ignores', type: 'jsonb' })
+  driftIgnores: string[];
+
+  @Column({ name: 'drift_status', type: 'text' })
+  driftStatus: 'in_sync' | 'drifted' | 'unknown';
+
+  @Column({ name: 'drift_checked_at', type: 'timestamptz', nullable: true })
+  driftCheckedAt: Date | null;
+
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

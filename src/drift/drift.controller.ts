@@ -1,0 +1,38 @@
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { RequireScopes } from '../auth/auth.decorators.js';
+import { orchestratorPaths } from '../common/paths.js';
+import { DriftService, type DriftView } from './drift.service.js';
+import { DriftResourcesDto } from './dto/drift-resources.dto.js';
+
+@Controller(orchestratorPaths('stacks'))
+export class DriftController {
+  constructor(private readonly drift: DriftService) {}
+
+  @Get(':id/drift')
+  @RequireScopes('orchestrator:read')
+  get(@Param('id') id: string): Promise<DriftView> {
+    return this.drift.get(id);
+  }
+
+  /** 202 with the job that re-applies the desired state; 409 when nothing unignored drifted. */
+  @Post(':id/drift/resolve')
+  @RequireScopes('orchestrator:write')
+  @HttpCode(202)
+  resolve(@Param('id') id: string) {
+    return this.drift.resolve(id);
+  }
+
+  @Post(':id/drift/ignore')
+  @RequireScopes('orchestrator:write')
+  @HttpCode(200)
+  ignore(@Param('id') id: string, @Body() body: DriftResourcesDto): Promise<DriftView> {
+    return this.drift.ignore(id, body.resources);
+  }
+
+  @Post(':id/drift/unignore')
+  @RequireScopes('orchestrator:write')
+  @HttpCode(200)
+  unignore(@Param('id') id: string, @Body() body: DriftResourcesDto): Promise<DriftView> {
+    return this.drift.unignore(id, body.resources);
+  }
+}
