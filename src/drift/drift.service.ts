@@ -37,6 +37,10 @@ export interface DriftView {
   ignored_resources: string[];
 }
 
+/** Items kept per stack and characters kept per value. */
+const MAX_ITEMS = 500;
+const MAX_VALUE = 2000;
+
 /** Stacks whose job is under way are not compared: the node is between two states on purpose. */
 const BUSY: readonly string[] = ['deploying', 'destroying', 'draft'];
 
@@ -230,7 +234,15 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
     const seen = new Set<string>();
     const added: DriftItemEntity[] = [];
     const kept: DriftItemEntity[] = [];
-    for (const f of findings) {
+    for (const raw of findings.slice(0, MAX_ITEMS)) {
+      // Names and values can come from the node (a container's labels and environment): bounded.
+      const f = {
+        ...raw,
+        resource: raw.resource.slice(0, 253),
+        field: raw.field.slice(0, 300),
+        desired: raw.desired?.slice(0, MAX_VALUE) ?? null,
+        actual: raw.actual?.slice(0, MAX_VALUE) ?? null,
+      };
       const k = key(f);
       seen.add(k);
       const existing = current.get(k);

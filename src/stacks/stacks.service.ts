@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
 import type { Gauge } from 'prom-client';
@@ -30,6 +30,8 @@ import { isNameConflict, StacksRepository } from './stacks.repository.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Services per state report taken from an agent. */
 const MAX_REPORTED_SERVICES = 2000;
+/** How often stack_stacks_total is re-counted (stacks change on other replicas too). */
+const GAUGE_REFRESH_MS = 15_000;
 
 export interface StackView {
   id: string;
@@ -50,11 +52,12 @@ export interface StackView {
  * reports that stack health (and drift) read. Stacks belong to the caller's owner.
  */
 @Injectable()
-export class StacksService implements StackJobHooks, AgentStateHandler, OnModuleInit {
+export class StacksService implements StackJobHooks, AgentStateHandler, OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('stacks');
   /** The latest state report of each worker connected to this replica. */
   private readonly reports = new Map<string, WorkerReport>();
   private readonly definitionCache = new Map<string, StackDefinition>();
+  private gaugeTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly repository: StacksRepository,
@@ -69,6 +72,15 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     this.jobs.setStackHooks(this);
     this.sessions.addStateHandler(this);
     await this.refreshGauge();
+    // Other replicas create and delete stacks too.
+    this.gaugeTimer = setInterval(() => {
+      this.refreshGauge().catch((err: unknown) => this.logger.warn({ err }, 'stack count not refreshed'));
+    }, GAUGE_REFRESH_MS);
+    this.gaugeTimer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.gaugeTimer);
   }
 
   // ---- CRUD ----
