@@ -13,6 +13,8 @@ export interface StackRecord {
   applied: ServiceSpecMsg[] | null;
   /** The last job for the stack that finished on this node. */
   lastJobId?: string;
+  /** Services whose drift the operator ignores: every apply leaves them as they are. */
+  keep?: string[];
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

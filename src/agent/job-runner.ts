@@ -21,6 +21,8 @@ import { HealthChecker } from './health-checker.js';
 
 /** Final events are kept (and re-sent after a reconnect) this long, in case one was lost. */
 const KEEP_FINAL_MS = 10 * 60_000;
+/** At most this many final events are kept (the hello lists them). */
+const MAX_FINALS = 1000;
 /** Output lines are sent in batches at most this often. */
 const LINE_FLUSH_MS = 100;
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
@@ -70,7 +72,7 @@ export class JobRunner {
         try {
           const resolved = this.resolve(services);
           if ('error' in resolved) throw new Error(resolved.error);
-          await this.driver.apply(record.stack, resolved.specs, quietContext());
+          await this.driver.apply(record.stack, resolved.specs, quietContext(record.keep));
           this.health.setStack(record.stack.id, checksOf(services));
           this.log.info({ stack_id: record.stack.id, services: services.length }, 'stack restored');
         } catch (err) {
@@ -87,10 +89,9 @@ export class JobRunner {
   attach(send: Send): void {
     this.send = send;
     const now = Date.now();
-    for (const [id, { event, at }] of this.finals) {
-      if (now - at > KEEP_FINAL_MS) this.finals.delete(id);
-      else send({ job_event: event });
-    }
+    this.pruneFinals();
+    for (const { event, at } of this.finals.values())
+      if (now - at <= KEEP_FINAL_MS) send({ job_event: event });
   }
 
   detach(): void {
@@ -99,6 +100,7 @@ export class JobRunner {
 
   /** Jobs the service must not dispatch again: running, or finished with a result to re-send. */
   activeJobIds(): string[] {
+    this.pruneFinals();
     return [...new Set([...this.active.keys(), ...this.finals.keys()])];
   }
 
@@ -228,10 +230,12 @@ export class JobRunner {
       } else if (command.type === 'provision') {
         const previous = this.store.get(stack.id);
         this.store.save({
+          ...previous,
           stack,
           revision: command.revision,
           desired: command.services,
           applied: previous?.applied ?? null,
+          keep: command.keep ?? [],
         });
         const resolved = this.resolve(command.services);
         if ('error' in resolved) throw new Error(resolved.error);
@@ -252,6 +256,7 @@ export class JobRunner {
         else await this.waitHealthy(stack.id, command.services, ctx);
         if (!error && !job.abort.signal.aborted) {
           this.store.save({
+            ...this.store.get(stack.id),
             stack,
             revision: command.revision,
             desired: command.services,
@@ -284,17 +289,31 @@ export class JobRunner {
       results,
     };
     this.active.delete(job.id);
-    this.lastJobs.set(stack.id, job.id);
-    const record = this.store.get(stack.id);
-    if (record) this.store.save({ ...record, lastJobId: job.id });
     this.finals.set(job.id, { event: final, at: Date.now() });
     this.stackOfFinal.set(job.id, stack.id);
+    this.pruneFinals();
     this.send({ job_event: final });
     this.log.info(
       { job_id: job.id, job_type: command.type, stack_id: stack.id, phase, error },
       'job finished',
     );
     if (job.cleanup) await this.revert(stack.id, job.id);
+    // Only now do reports name this job: one taken during a cleanup's revert says nothing yet.
+    const record = this.store.get(stack.id);
+    if (record) {
+      this.lastJobs.set(stack.id, job.id);
+      this.store.save({ ...record, lastJobId: job.id });
+    } else this.lastJobs.delete(stack.id);
+  }
+
+  /** Final events older than KEEP_FINAL_MS, and any beyond the newest MAX_FINALS, are forgotten. */
+  private pruneFinals(): void {
+    const now = Date.now();
+    for (const [id, { at }] of this.finals) {
+      if (now - at <= KEEP_FINAL_MS && this.finals.size <= MAX_FINALS) break;
+      this.finals.delete(id);
+      this.stackOfFinal.delete(id);
+    }
   }
 
   /**
@@ -323,7 +342,7 @@ export class JobRunner {
   /** Cleanup: the stack on this node goes back to what the last successful job applied. */
   private async revert(stackId: string, jobId: string): Promise<void> {
     const record = this.store.get(stackId);
-    const ctx = quietContext();
+    const ctx = quietContext(record?.keep);
     try {
       if (!record?.applied) {
         if (record) await this.driver.destroy(record.stack, ctx);
@@ -418,8 +437,8 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function quietContext(): ApplyContext {
-  return { signal: new AbortController().signal, log: () => undefined };
+function quietContext(keep: string[] = []): ApplyContext {
+  return { signal: new AbortController().signal, log: () => undefined, keep: new Set(keep) };
 }
 
 export type { StackRecord };

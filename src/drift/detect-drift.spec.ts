@@ -140,6 +140,11 @@ describe('drift detection', () => {
     ]);
   });
 
+  it('two containers with the same labels are one unexpected resource', () => {
+    const extra = running(web({ name: 'intruder' }), { desired: false });
+    expect(detectDrift([web()], [running(web()), extra, { ...extra }])).toHaveLength(1);
+  });
+
   it('normalizes image names', () => {
     expect(normalizeImage('nginx')).toBe('nginx:latest');
     expect(normalizeImage('docker.io/library/nginx:1.27')).toBe('nginx:1.27');

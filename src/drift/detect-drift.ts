@@ -77,7 +77,9 @@ export function detectDrift(desired: ServiceDefinition[], reported: ServiceState
       actual: state.status || (state.running ? 'running' : 'stopped'),
     });
   }
-  return findings.sort((a, b) => key(a).localeCompare(key(b)));
+  // Two containers with the same labels are one resource: one finding each.
+  const unique = new Map(findings.map((f) => [key(f), f]));
+  return [...unique.values()].sort((a, b) => key(a).localeCompare(key(b)));
 }
 
 function modifiedFields(service: ServiceDefinition, state: ServiceStateMsg): DriftFinding[] {

@@ -30,7 +30,9 @@ export class DriftRepository {
           field: item.field,
         });
       }
-      if (added.length > 0) await m.insert(DriftItemEntity, added);
+      // Another replica may have found the same item a moment ago: first seen stays theirs.
+      if (added.length > 0)
+        await m.createQueryBuilder().insert().into(DriftItemEntity).values(added).orIgnore().execute();
       for (const item of kept) {
         await m.update(
           DriftItemEntity,

@@ -52,10 +52,11 @@ const BUSY: readonly string[] = ['deploying', 'destroying', 'draft'];
 @Injectable()
 export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('drift');
-  /** The stored items per stack, as last written (loaded on first use). */
-  private readonly current = new Map<string, Map<string, DriftItemEntity>>();
   /** Checks per stack run one after another. */
   private readonly queues = new Map<string, Promise<void>>();
+  /** The newest report per worker not yet checked; a worker has at most one check running. */
+  private readonly pending = new Map<string, StateReportMsg>();
+  private readonly checking = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -150,14 +151,28 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
 
   // ---- detection ----
 
+  /** Coalesced: a worker that reports faster than its checks run only has its newest report checked. */
   state(workerId: string, report: StateReportMsg): void {
-    void this.checkWorker(workerId, report, false).catch((err: unknown) =>
-      this.logger.warn({ err, worker_id: workerId }, 'drift check failed'),
-    );
+    this.pending.set(workerId, report);
+    if (this.checking.has(workerId)) return;
+    this.checking.add(workerId);
+    void (async () => {
+      try {
+        for (let next = this.pending.get(workerId); next; next = this.pending.get(workerId)) {
+          this.pending.delete(workerId);
+          await this.checkWorker(workerId, next, false).catch((err: unknown) =>
+            this.logger.warn({ err, worker_id: workerId }, 'drift check failed'),
+          );
+        }
+      } finally {
+        this.checking.delete(workerId);
+      }
+    })();
   }
 
-  disconnected(): void {
+  disconnected(workerId: string): void {
     // Items stay as they were; the status answers unknown while the worker's report is missing.
+    this.pending.delete(workerId);
   }
 
   /** The scheduled check: every placed stack whose worker has reported to this replica. */
@@ -225,11 +240,8 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
     findings: DriftFinding[],
     touch: boolean,
   ): Promise<void> {
-    let current = this.current.get(stack.id);
-    if (!current) {
-      current = new Map((await this.repository.items(stack.id)).map((i) => [key(i), i]));
-      this.current.set(stack.id, current);
-    }
+    // Read each time: another replica may have written the stack's items since.
+    const current = new Map((await this.repository.items(stack.id)).map((i) => [key(i), i]));
     const now = new Date();
     const seen = new Set<string>();
     const added: DriftItemEntity[] = [];
@@ -268,8 +280,6 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
     const status = findings.some((f) => !stack.driftIgnores.includes(f.resource)) ? 'drifted' : 'in_sync';
     if (added.length + removed.length + kept.length > 0) {
       await this.repository.apply(stack.id, added, removed, kept);
-      for (const item of removed) current.delete(key(item));
-      for (const item of added) current.set(key(item), item);
     }
     if (touch || status !== stack.driftStatus || added.length + removed.length > 0) {
       await this.stacks.setDriftStatus(stack.id, status, now);

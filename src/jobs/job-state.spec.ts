@@ -10,6 +10,7 @@ const EVENTS: JobEvent['type'][] = [
   'cancelled',
   'cancel',
   'abort',
+  'nothing_to_do',
 ];
 
 /** The whole table: [state, event] -> next state; anything not listed is refused. */
@@ -17,6 +18,7 @@ const ALLOWED: Record<string, JobState> = {
   'queued:dispatch': 'dispatched',
   'queued:cancel': 'cancelled',
   'queued:abort': 'failed',
+  'queued:nothing_to_do': 'succeeded',
   'dispatched:accepted': 'running',
   'dispatched:requeue': 'queued',
   'dispatched:succeeded': 'succeeded',

@@ -37,7 +37,9 @@ export type JobEvent =
   /** The operator asked for a cancel. */
   | { type: 'cancel' }
   /** The operator forced cleanup; or the job ran out of time or attempts. */
-  | { type: 'abort' };
+  | { type: 'abort' }
+  /** A queued job that needs no worker (destroying a stack that was never placed). */
+  | { type: 'nothing_to_do' };
 
 /** The state after `event`, or null when the event does not apply in `state`. */
 export function nextJobState(state: JobState, event: JobEvent): JobState | null {
@@ -59,5 +61,7 @@ export function nextJobState(state: JobState, event: JobEvent): JobState | null 
       return state === 'dispatched' || state === 'running' ? 'cancelling' : null;
     case 'abort':
       return isTerminal(state) ? null : 'failed';
+    case 'nothing_to_do':
+      return state === 'queued' ? 'succeeded' : null;
   }
 }

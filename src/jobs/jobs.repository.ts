@@ -158,16 +158,22 @@ export class JobsRepository {
     });
   }
 
-  /** Agent confirmations for a batch of jobs: dispatched -> running, one statement. */
-  async markAccepted(ids: string[], at: Date): Promise<JobEntity[]> {
-    if (ids.length === 0) return [];
-    const [rows] = await this.dataSource.query<[Record<string, unknown>[], number]>(
-      `UPDATE jobs SET status = 'running', started_at = $2, updated_at = $2
-        WHERE id = ANY($1::uuid[]) AND status = ANY($3::text[])
-        RETURNING id, type, worker_id, stack_id`,
-      [ids, at.toISOString(), statesAccepting({ type: 'accepted' })],
+  /** Agent confirmations for a batch of jobs: dispatched -> running, one statement; only a job's own worker counts. */
+  async markAccepted(rows: { id: string; workerId: string }[], at: Date): Promise<JobEntity[]> {
+    if (rows.length === 0) return [];
+    const [updated] = await this.dataSource.query<[Record<string, unknown>[], number]>(
+      `UPDATE jobs AS j SET status = 'running', started_at = $3, updated_at = $3
+         FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS worker_id) AS u
+        WHERE j.id = u.id AND j.worker_id = u.worker_id AND j.status = ANY($4::text[])
+        RETURNING j.id, j.type, j.worker_id, j.stack_id`,
+      [
+        rows.map((r) => r.id),
+        rows.map((r) => r.workerId),
+        at.toISOString(),
+        statesAccepting({ type: 'accepted' }),
+      ],
     );
-    return rows.map((r) =>
+    return updated.map((r) =>
       Object.assign(new JobEntity(), {
         id: r.id,
         type: r.type,
@@ -177,25 +183,31 @@ export class JobsRepository {
     );
   }
 
-  async setProgress(rows: { id: string; progress: number }[]): Promise<void> {
+  async setProgress(rows: { id: string; workerId: string; progress: number }[]): Promise<void> {
     if (rows.length === 0) return;
     await this.dataSource.query(
       `UPDATE jobs AS j SET progress = GREATEST(j.progress, u.progress)
-         FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::int[]) AS progress) AS u
-        WHERE j.id = u.id AND j.status IN ('running', 'cancelling')`,
-      [rows.map((r) => r.id), rows.map((r) => r.progress)],
+         FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS worker_id, unnest($3::int[]) AS progress) AS u
+        WHERE j.id = u.id AND j.worker_id = u.worker_id AND j.status IN ('running', 'cancelling')`,
+      [rows.map((r) => r.id), rows.map((r) => r.workerId), rows.map((r) => r.progress)],
     );
   }
 
-  async appendLogs(lines: { jobId: string; time: Date; line: string }[]): Promise<void> {
+  /** Output lines of jobs; a line only lands on a job of the worker that sent it. */
+  async appendLogs(lines: { jobId: string; workerId: string; time: Date; line: string }[]): Promise<void> {
     if (lines.length === 0) return;
     await this.dataSource.query(
       `INSERT INTO job_logs (job_id, time, line)
        SELECT u.job_id, u.time, u.line
-         FROM (SELECT unnest($1::uuid[]) AS job_id, unnest($2::timestamptz[]) AS time,
-                      unnest($3::text[]) AS line) AS u
-        WHERE EXISTS (SELECT 1 FROM jobs WHERE jobs.id = u.job_id)`,
-      [lines.map((l) => l.jobId), lines.map((l) => l.time.toISOString()), lines.map((l) => l.line)],
+         FROM (SELECT unnest($1::uuid[]) AS job_id, unnest($2::uuid[]) AS worker_id,
+                      unnest($3::timestamptz[]) AS time, unnest($4::text[]) AS line) AS u
+        WHERE EXISTS (SELECT 1 FROM jobs WHERE jobs.id = u.job_id AND jobs.worker_id = u.worker_id)`,
+      [
+        lines.map((l) => l.jobId),
+        lines.map((l) => l.workerId),
+        lines.map((l) => l.time.toISOString()),
+        lines.map((l) => l.line),
+      ],
     );
   }
 

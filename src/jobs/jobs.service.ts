@@ -27,6 +27,14 @@ const FLUSH_MS = 20;
 /** Output kept per job; later lines are counted, not stored. */
 const MAX_LOG_LINES = 5000;
 const MAX_LINE_CHARS = 4096;
+/** Lines waiting for the next write, all jobs; more are dropped (and counted) until it ran. */
+const MAX_BUFFERED_LINES = 50_000;
+/** Jobs whose line count is remembered. */
+const MAX_COUNTED_JOBS = 10_000;
+
+/** Text PostgreSQL accepts: no NUL, no other control characters but tab. */
+// eslint-disable-next-line no-control-regex -- removing control characters is the point
+const printable = (text: string): string => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
 
 export interface JobView {
   id: string;
@@ -67,6 +75,8 @@ export interface StackJobHooks {
   placed(job: JobEntity): Promise<void>;
   /** A job of the stack reached a terminal status. */
   finished(job: JobEntity): Promise<void>;
+  /** The job's agent reported its end: the node now reflects this job (drift compares from here). */
+  reachedNode(job: JobEntity): Promise<void>;
 }
 
 /**
@@ -83,10 +93,12 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   private dispatching = false;
   private again = false;
   private stopped = false;
-  private accepted: string[] = [];
-  private progress = new Map<string, number>();
-  private lines: { jobId: string; time: Date; line: string }[] = [];
+  private accepted: { id: string; workerId: string }[] = [];
+  private progress = new Map<string, { workerId: string; progress: number }>();
+  private lines: { jobId: string; workerId: string; time: Date; line: string }[] = [];
+  /** Lines seen per job (bounded: the oldest entries go first). */
   private lineCounts = new Map<string, number>();
+  private droppedLines = 0;
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -123,8 +135,8 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   // ---- creation and the operator API ----
 
   /**
-   * Queues a job; a stack with an unfinished job refuses another (409). With `nothingToDo` the job is
-   * recorded as succeeded at once (destroying a stack that was never placed).
+   * Queues a job; a stack with an unfinished job refuses another (409). With `nothingToDo` the job
+   * then succeeds at once (destroying a stack that was never placed).
    */
   async create(input: NewJob, nothingToDo = false): Promise<JobEntity> {
     const now = new Date();
@@ -136,8 +148,10 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       stackName: input.stackName,
       revision: input.revision,
       workerId: input.workerId,
-      status: nothingToDo ? 'succeeded' : 'queued',
-      progress: nothingToDo ? 100 : 0,
+      // Even a job with nothing to do is inserted queued: the one-active-job-per-stack index must
+      // see it, so it cannot overtake a job of the stack that is still under way.
+      status: 'queued',
+      progress: 0,
       attempts: 0,
       maxAttempts: this.config.jobMaxAttempts,
       error: null,
@@ -147,7 +161,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       createdAt: now,
       dispatchedAt: null,
       startedAt: null,
-      finishedAt: nothingToDo ? now : null,
+      finishedAt: null,
       updatedAt: now,
       createdBy: input.createdBy,
     });
@@ -158,7 +172,18 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       throw err;
     }
     if (nothingToDo) {
-      await this.finished(job, 'queued');
+      const done = await this.repository.transition(
+        job.id,
+        { type: 'nothing_to_do' },
+        {
+          progress: 100,
+          finishedAt: new Date(),
+        },
+      );
+      if (done) {
+        await this.finished(done.job, done.from);
+        return done.job;
+      }
       return job;
     }
     this.logger.log(
@@ -297,14 +322,17 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   jobEvent(workerId: string, event: JobEventMsg): void {
     if (!UUID.test(event.job_id)) return;
     const lines = (event.lines ?? []).slice(0, 1000);
-    for (const line of lines) this.bufferLine(event.job_id, line);
+    for (const line of lines) this.bufferLine(event.job_id, workerId, line);
     switch (event.phase) {
       case 'accepted':
-        this.accepted.push(event.job_id);
+        this.accepted.push({ id: event.job_id, workerId });
         this.scheduleFlush();
         return;
       case 'progress':
-        this.progress.set(event.job_id, Math.max(0, Math.min(100, Math.floor(event.progress))));
+        this.progress.set(event.job_id, {
+          workerId,
+          progress: Math.max(0, Math.min(100, Math.floor(Number(event.progress) || 0))),
+        });
         this.scheduleFlush();
         return;
       case 'succeeded':
@@ -515,7 +543,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     for (const job of jobs) {
       if (active.has(job.id)) {
         if (job.status === 'dispatched') {
-          this.accepted.push(job.id);
+          this.accepted.push({ id: job.id, workerId });
           this.scheduleFlush();
         } else if (job.status === 'cancelling') this.sendCancel(job, false);
         continue;
@@ -543,10 +571,10 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     const job = await this.repository.findById(event.job_id);
     if (!job || job.workerId !== workerId) return;
     const results = (event.results ?? []).slice(0, 500).map((r) => ({
-      name: String(r.name).slice(0, 63),
-      action: String(r.action).slice(0, 32),
+      name: printable(String(r.name)).slice(0, 63),
+      action: printable(String(r.action)).slice(0, 32),
       ok: r.ok === true,
-      error: r.error ? String(r.error).slice(0, 2000) : null,
+      error: r.error ? printable(String(r.error)).slice(0, 2000) : null,
     }));
     const phase = event.phase as 'succeeded' | 'failed' | 'cancelled';
     const moved = await this.repository.transition(
@@ -554,11 +582,13 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       { type: phase },
       {
         results,
-        error: phase === 'failed' ? String(event.error || 'failed on the worker').slice(0, 2000) : null,
+        error:
+          phase === 'failed' ? printable(String(event.error || 'failed on the worker')).slice(0, 2000) : null,
         progress: phase === 'succeeded' ? 100 : job.progress,
         finishedAt: new Date(),
       },
     );
+    if (this.hooks) await this.hooks.reachedNode(job);
     if (moved) await this.finished(moved.job, moved.from);
   }
 
@@ -595,14 +625,30 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
 
   // ---- batched writes of the agents' events ----
 
-  private bufferLine(jobId: string, line: string): void {
+  private bufferLine(jobId: string, workerId: string, line: string): void {
+    if (this.lines.length >= MAX_BUFFERED_LINES) {
+      this.droppedLines++;
+      return;
+    }
     const count = this.lineCounts.get(jobId) ?? 0;
+    this.lineCounts.delete(jobId); // re-inserted last: the map drops its oldest entries first
     this.lineCounts.set(jobId, count + 1);
+    if (this.lineCounts.size > MAX_COUNTED_JOBS) this.lineCounts.delete(this.lineCounts.keys().next().value!);
     if (count === MAX_LOG_LINES) {
-      this.lines.push({ jobId, time: new Date(), line: `[output truncated after ${MAX_LOG_LINES} lines]` });
+      this.lines.push({
+        jobId,
+        workerId,
+        time: new Date(),
+        line: `[output truncated after ${MAX_LOG_LINES} lines]`,
+      });
     }
     if (count >= MAX_LOG_LINES) return;
-    this.lines.push({ jobId, time: new Date(), line: String(line).slice(0, MAX_LINE_CHARS) });
+    this.lines.push({
+      jobId,
+      workerId,
+      time: new Date(),
+      line: printable(String(line)).slice(0, MAX_LINE_CHARS),
+    });
   }
 
   private scheduleFlush(): void {
@@ -616,21 +662,38 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   /** Writes buffered confirmations, progress and lines; serialized so order is kept. */
   private flush(): Promise<void> {
     const accepted = this.accepted;
-    const progress = [...this.progress].map(([id, p]) => ({ id, progress: p }));
+    const progress = [...this.progress].map(([id, p]) => ({
+      id,
+      workerId: p.workerId,
+      progress: p.progress,
+    }));
     const lines = this.lines;
     this.accepted = [];
     this.progress = new Map();
     this.lines = [];
+    if (this.droppedLines > 0) {
+      this.logger.warn({ dropped: this.droppedLines }, 'job output lines dropped: the write buffer was full');
+      this.droppedLines = 0;
+    }
+    // Each part on its own: a failure of one (e.g. a line the database refuses) loses nothing else.
     this.flushing = this.flushing.then(async () => {
       try {
-        await this.repository.appendLogs(lines);
         const running = await this.repository.markAccepted(accepted, new Date());
         for (const job of running) {
           this.logger.log({ job_id: job.id, job_type: job.type, worker_id: job.workerId }, 'job running');
         }
+      } catch (err) {
+        this.logger.warn({ err }, 'job confirmations not written');
+      }
+      try {
         await this.repository.setProgress(progress);
       } catch (err) {
-        this.logger.warn({ err }, 'job event flush failed');
+        this.logger.warn({ err }, 'job progress not written');
+      }
+      try {
+        await this.repository.appendLogs(lines);
+      } catch (err) {
+        this.logger.warn({ err, lines: lines.length }, 'job output lines not written');
       }
     });
     return this.flushing;

@@ -97,6 +97,16 @@ export class StacksRepository {
     await this.update(id, { status });
   }
 
+  /** Sets the status a job gives its stack, unless the job already finished (its hook won). */
+  async setStatusWhileActive(id: string, status: StackStatus, jobId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE stacks SET status = $2, updated_at = now()
+        WHERE id = $1 AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = $3
+                                   AND jobs.status IN ('queued', 'dispatched', 'running', 'cancelling'))`,
+      [id, status, jobId],
+    );
+  }
+
   async delete(id: string): Promise<void> {
     await this.stacks.delete({ id });
   }

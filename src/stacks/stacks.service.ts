@@ -218,7 +218,7 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
       payload,
       createdBy: caller.clientId,
     });
-    await this.repository.setStatus(stack.id, 'deploying');
+    await this.repository.setStatusWhileActive(stack.id, 'deploying', job.id);
     await this.audit.record({
       action: 'stack.deploy_requested',
       owner: stack.owner,
@@ -246,7 +246,7 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
       },
       !placed,
     );
-    if (placed) await this.repository.setStatus(stack.id, 'destroying');
+    if (placed) await this.repository.setStatusWhileActive(stack.id, 'destroying', job.id);
     await this.audit.record({
       action: 'stack.destroy_requested',
       owner: stack.owner,
@@ -314,11 +314,14 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     });
   }
 
+  /** What drift compares against: the last job the node finished (StateReport.last_jobs). */
+  async reachedNode(job: JobEntity): Promise<void> {
+    await this.repository.update(job.stackId, { lastJobId: job.id });
+  }
+
   async finished(job: JobEntity): Promise<void> {
     const stack = await this.repository.findById(job.stackId);
     if (!stack) return;
-    // A job that reached the node changes what drift compares against (StateReport.last_jobs).
-    if (job.startedAt) await this.repository.update(stack.id, { lastJobId: job.id });
     if (job.type === 'destroy') {
       if (job.status === 'succeeded') {
         await this.repository.delete(stack.id);

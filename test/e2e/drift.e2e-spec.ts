@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
-import { freePort, HTTP_SERVICE, httpGet, orchestrator } from '../support/stacks.js';
+import { freePort, HTTP_SERVICE, httpGet, orchestrator, servicePid } from '../support/stacks.js';
 
 interface DriftItem {
   resource: string;
@@ -88,8 +88,7 @@ describe('drift with a real process-driver agent', () => {
     const m = new RegExp(`^stack_drift_detected_total\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(text);
     return m ? Number(m[1]) : 0;
   };
-  const pidOf = (service: string) =>
-    Number(readFileSync(join(agent.dataDir, 'services', stackId, `${service}.pid`), 'utf8'));
+  const pidOf = (service: string) => servicePid(agent.dataDir, stackId, service);
 
   it('is unknown before the stack is deployed, then in sync', async () => {
     expect(await drift()).toMatchObject({ stack_id: stackId, status: 'unknown', items: [] });

@@ -1,9 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
-import { freePort, HTTP_SERVICE, httpGet, orchestrator, type JobBody } from '../support/stacks.js';
+import {
+  freePort,
+  HTTP_SERVICE,
+  httpGet,
+  orchestrator,
+  servicePid,
+  type JobBody,
+} from '../support/stacks.js';
 
 /** A stack of one process-driver service: the fixture HTTP service on `port`. */
 function stackYaml(
@@ -176,6 +181,11 @@ describe('stacks deployed by jobs to a real process-driver agent', () => {
       const res = await api.get(`/jobs/${queued.id}`);
       return res.body.status === 'queued' && String(res.body.error).includes('label zone=nowhere missing');
     });
+    // The stack has an unfinished job: it cannot be deleted under it.
+    const busy = await api.delete(`/stacks/${stackId}`);
+    expect(busy.status, JSON.stringify(busy.body)).toBe(409);
+    expect((await api.get(`/stacks/${stackId}`)).status).toBe(200);
+
     const cancel = await api.post(`/jobs/${queued.id}/cancel`);
     expect(cancel.status).toBe(200);
     expect(cancel.body).toMatchObject({ id: queued.id, status: 'cancelled' });
@@ -197,7 +207,7 @@ describe('stacks deployed by jobs to a real process-driver agent', () => {
     await eventually(async () => (await httpGet(port, '/health')) !== 'ECONNREFUSED');
 
     const busy = await api.post(`/stacks/${stackId}/deploy`);
-    expect(busy.status).toBe(409);
+    expect(busy.status, JSON.stringify(busy.body)).toBe(409);
 
     const cancel = await api.post(`/jobs/${job.id}/cancel`);
     expect(cancel.status).toBe(202);
@@ -261,11 +271,11 @@ describe('stacks deployed by jobs to a real process-driver agent', () => {
     await api.jobUntil((await deploy(stackId)).id, ['succeeded']);
 
     // Killed from outside with a failure status: on-failure brings it back.
-    const pidFile = join(agent.dataDir, 'services', stackId, 'web.pid');
-    const pid = Number(readFileSync(pidFile, 'utf8'));
+    const pid = servicePid(agent.dataDir, stackId, 'web');
+    expect(pid).toBeGreaterThan(0);
     process.kill(pid, 'SIGKILL');
     await eventually(async () => {
-      const again = Number(existsSync(pidFile) ? readFileSync(pidFile, 'utf8') : 0);
+      const again = servicePid(agent.dataDir, stackId, 'web');
       const r = await httpGet(port, '/version');
       return again > 0 && again !== pid && typeof r === 'object' && r.status === 200;
     });

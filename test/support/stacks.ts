@@ -1,4 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { eventually, type TestApp } from './app.js';
@@ -75,4 +77,11 @@ export async function httpGet(
   } catch (err) {
     return String((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message);
   }
+}
+
+/** The pid of a process-driver service, from the agent's pid file (`<pid>\n<program>`); 0 when none. */
+export function servicePid(agentDataDir: string, stackId: string, service: string): number {
+  const file = join(agentDataDir, 'services', stackId, `${service}.pid`);
+  if (!existsSync(file)) return 0;
+  return Number(readFileSync(file, 'utf8').split('\n')[0]);
 }

@@ -226,7 +226,8 @@ export class ProcessDriver implements Driver {
         s.status = 'running';
         s.startedAt = new Date();
         s.exitCode = null;
-        if (child.pid) writeFileSync(s.pidFile, String(child.pid));
+        // The program beside the pid: a later agent only kills the pid if it still runs that.
+        if (child.pid) writeFileSync(s.pidFile, `${child.pid}\n${file}`);
         this.log.info({ stack_id: s.stack.id, service: s.spec.name, pid: child.pid }, 'service started');
         resolve(null);
       });
@@ -251,6 +252,8 @@ export class ProcessDriver implements Driver {
     if (s.child !== child) return;
     s.child = null;
     s.exitCode = code ?? (signal ? 128 : null);
+    // What the service started and left behind goes with it (the group outlives its leader).
+    signalGroup(child, 'SIGKILL');
     rmSync(s.pidFile, { force: true });
     const ranMs = s.startedAt ? Date.now() - s.startedAt.getTime() : 0;
     this.log.info(
@@ -294,6 +297,7 @@ export class ProcessDriver implements Driver {
     clearTimeout(s.restartTimer);
     const child = s.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) {
+      if (child) signalGroup(child, 'SIGKILL');
       s.status = 'exited';
       return Promise.resolve();
     }
@@ -340,8 +344,9 @@ export class ProcessDriver implements Driver {
       }
       for (const file of files.filter((f) => f.endsWith('.pid'))) {
         const path = join(root, stackDir, file);
-        const pid = Number(readFileSync(path, 'utf8'));
-        if (Number.isInteger(pid) && pid > 1) {
+        const [pidText, program = ''] = readFileSync(path, 'utf8').split('\n');
+        const pid = Number(pidText);
+        if (Number.isInteger(pid) && pid > 1 && runs(pid, program)) {
           try {
             process.kill(-pid, 'SIGKILL');
             this.log.warn({ pid }, 'stopped a service process left by a previous agent');
@@ -352,6 +357,16 @@ export class ProcessDriver implements Driver {
         rmSync(path, { force: true });
       }
     }
+  }
+}
+
+/** Whether `pid` still runs `program` (its first argument), so a reused pid is left alone. */
+function runs(pid: number, program: string): boolean {
+  try {
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
+    return program !== '' && argv0 === program;
+  } catch {
+    return false;
   }
 }
 

@@ -1,0 +1,95 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ApplyContext, ServiceSpec } from './driver.js';
+import { ProcessDriver } from './process.driver.js';
+
+const ctx = (): ApplyContext => ({ signal: new AbortController().signal, log: () => undefined });
+const stack = { id: '6b0f3d52-3a51-4f0e-9d0c-3e1f0d1b2a40', name: 'unit' };
+
+const spec = (name: string, command: string[], over: Partial<ServiceSpec> = {}): ServiceSpec => ({
+  name,
+  image: '',
+  command,
+  env: {},
+  ports: [],
+  cpu: 0,
+  memory_bytes: 0,
+  restart: 'never',
+  health_check: null,
+  digest: `sha256:${name}`,
+  ...over,
+});
+
+/** Processes whose command line contains `marker` (pgrep exits 1 when there are none). */
+function processesWith(marker: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+const until = async (fn: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!fn()) {
+    if (Date.now() > end) throw new Error('condition not met');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+describe('process driver', () => {
+  let dir: string;
+  let driver: ProcessDriver;
+
+  afterEach(async () => {
+    await driver?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('kills what a service left behind when it exits, and stops its whole group', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'so-process-driver-'));
+    driver = new ProcessDriver(dir, pino({ level: 'silent' }));
+    // The shell starts a child and exits: the child must not outlive it.
+    const marker = `sleep 98${process.pid % 100}7`;
+    const [result] = await driver.apply(stack, [spec('leaver', ['sh', '-c', `${marker} & exit 1`])], ctx());
+    expect(result).toMatchObject({ action: 'created', ok: true });
+    await until(() => processesWith(marker).length === 0);
+    const [observed] = await driver.observe();
+    expect(observed).toMatchObject({ name: 'leaver', running: false, status: 'exited', exitCode: 1 });
+
+    // A running service's children stop with it on destroy.
+    const keeper = `sleep 97${process.pid % 100}6`;
+    await driver.apply(stack, [spec('keeper', ['sh', '-c', `${keeper} & wait`])], ctx());
+    await until(() => processesWith(keeper).length >= 1);
+    const results = await driver.destroy(stack, ctx());
+    expect(results.map((r) => r.action)).toEqual(['removed']);
+    await until(() => processesWith(keeper).length === 0);
+  });
+
+  it('restarts under on-failure and leaves a restart: never service stopped; kept services are untouched', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'so-process-driver-'));
+    driver = new ProcessDriver(dir, pino({ level: 'silent' }));
+    await driver.apply(
+      stack,
+      [
+        spec('flaky', ['sh', '-c', 'sleep 0.2; exit 3'], { restart: 'on-failure' }),
+        spec('once', ['sh', '-c', 'exit 0'], { restart: 'on-failure' }),
+      ],
+      ctx(),
+    );
+    await until(() => true);
+    await new Promise((r) => setTimeout(r, 1500));
+    const byName = Object.fromEntries((await driver.observe()).map((o) => [o.name, o]));
+    expect(byName.flaky.restarts).toBeGreaterThanOrEqual(1);
+    // on-failure: a clean exit is not restarted.
+    expect(byName.once).toMatchObject({ running: false, restarts: 0, exitCode: 0 });
+
+    const kept = await driver.apply(stack, [], { ...ctx(), keep: new Set(['once']) });
+    expect(kept.map((r) => [r.name, r.action]).sort()).toEqual([['flaky', 'removed']]);
+    expect((await driver.observe()).map((o) => o.name)).toEqual(['once']);
+  });
+});
