@@ -5,7 +5,16 @@ import { CliError, EXIT_FAILURE } from './errors.js';
 /** How long one HTTP exchange may take before stackctl gives up. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
-type Method = 'GET' | 'POST' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** A request body as bytes on the wire with its media type. */
+interface Payload {
+  contentType: string;
+  data: string | Uint8Array;
+}
+
+/** Tokens are fetched again this long before they expire, so a long wait does not end in a 401. */
+const TOKEN_RENEW_MARGIN_MS = 60_000;
 
 interface Answer {
   status: number;
@@ -15,35 +24,93 @@ interface Answer {
   retryAfter: string | undefined;
 }
 
+/** A failed API call: the CliError to report, with the service's status and (problem) body. */
+export class ApiError extends CliError {
+  constructor(
+    message: string,
+    details: string[],
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(message, EXIT_FAILURE, details);
+    this.name = 'ApiError';
+  }
+
+  /** The problem's `code`, if the answer was a problem. */
+  get code(): string | undefined {
+    return isObject(this.body) ? stringField(this.body, 'code') : undefined;
+  }
+}
+
 /**
  * The service's HTTP API as one client of it: client credentials for an access token (fetched once
- * per run), then Bearer requests. Every failure becomes a CliError with the service's words.
+ * per run, and again shortly before it expires), then Bearer requests. Every failure becomes a
+ * CliError with the service's words.
  */
 export class ApiClient {
-  private accessToken: Promise<string> | undefined;
+  private accessToken: Promise<{ token: string; renewAt: number }> | undefined;
 
   constructor(private readonly connection: Connection) {}
 
-  /** Calls an API route (`path` relative to the server URL); the JSON answer, undefined for none. */
-  async call(method: Method, path: string, options: { body?: unknown; query?: Record<string, string> } = {}) {
-    const token = await (this.accessToken ??= this.fetchToken());
+  /**
+   * Calls an API route (`path` relative to the server URL); the JSON answer, undefined for none.
+   * `body` is sent as JSON, `raw` as it is with its own media type. A failure throws an ApiError.
+   */
+  async call(
+    method: Method,
+    path: string,
+    options: { body?: unknown; raw?: Payload; query?: Record<string, string> } = {},
+  ): Promise<unknown> {
+    const token = await this.token();
     const url = this.url(path, options.query);
-    const answer = await this.exchange(method, url, token, options.body);
+    const payload =
+      options.raw ??
+      (options.body === undefined
+        ? undefined
+        : { contentType: 'application/json', data: JSON.stringify(options.body) });
+    const answer = await this.exchange(method, url, token, payload);
     if (answer.status >= 200 && answer.status < 300) return answer.body;
     throw problemError(answer);
   }
 
-  private async fetchToken(): Promise<string> {
+  private async token(): Promise<string> {
+    if (this.accessToken !== undefined) {
+      const held = await this.accessToken;
+      if (held.renewAt > Date.now()) return held.token;
+    }
+    const pending = (this.accessToken = this.fetchToken());
+    try {
+      return (await pending).token;
+    } catch (err) {
+      // A failed fetch is not kept: a later call asks again.
+      if (this.accessToken === pending) this.accessToken = undefined;
+      throw err;
+    }
+  }
+
+  private async fetchToken(): Promise<{ token: string; renewAt: number }> {
+    const requested = Date.now();
     const answer = await this.exchange('POST', this.url('oauth/token'), undefined, {
-      grant_type: 'client_credentials',
-      client_id: this.connection.clientId,
-      client_secret: this.connection.clientSecret,
+      contentType: 'application/json',
+      data: JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: this.connection.clientId,
+        client_secret: this.connection.clientSecret,
+      }),
     });
     if (answer.status !== 200) throw problemError(answer);
-    const token = isObject(answer.body) ? answer.body.access_token : undefined;
+    const body = isObject(answer.body) ? answer.body : {};
+    const token = body.access_token;
     if (typeof token !== 'string' || token === '')
       throw new CliError('the token endpoint answered without an access token.');
-    return token;
+    const expiresIn = body.expires_in;
+    const lifetimeMs =
+      typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0
+        ? expiresIn * 1000
+        : Number.POSITIVE_INFINITY;
+    // Short-lived tokens are renewed at half their life instead of a fixed margin before the end.
+    const margin = Math.min(TOKEN_RENEW_MARGIN_MS, lifetimeMs / 2);
+    return { token, renewAt: requested + lifetimeMs - margin };
   }
 
   private url(path: string, query: Record<string, string> = {}): URL {
@@ -56,17 +123,17 @@ export class ApiClient {
     method: Method,
     url: URL,
     token: string | undefined,
-    body: unknown,
+    payload: Payload | undefined,
   ): Promise<Answer> {
     const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (payload !== undefined) headers['content-type'] = payload.contentType;
     let res: Response;
     try {
       res = await fetch(url, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: payload?.data,
         // A redirect would carry the credentials elsewhere: report it instead of following it.
         redirect: 'manual',
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
@@ -101,8 +168,8 @@ export class ApiClient {
   }
 }
 
-/** An error answer as a CliError: a problem, an RFC 6749 error, or just the status. */
-function problemError(answer: Answer): CliError {
+/** An error answer as an ApiError: a problem, an RFC 6749 error, or just the status. */
+function problemError(answer: Answer): ApiError {
   const body = isObject(answer.body) ? answer.body : {};
   const requestId = stringField(body, 'request_id') ?? answer.requestId;
   const request = requestId ? `, request ${requestId}` : '';
@@ -110,31 +177,54 @@ function problemError(answer: Answer): CliError {
   const detail = stringField(body, 'detail') ?? stringField(body, 'title');
   const code = stringField(body, 'code');
   if (detail !== undefined) {
-    return new CliError(`${detail} (${code ?? `HTTP ${answer.status}`}${request})`, EXIT_FAILURE, [
-      ...fieldErrors(body),
-      ...retry,
-    ]);
+    return new ApiError(
+      `${detail} (${code ?? `HTTP ${answer.status}`}${request})`,
+      [...fieldErrors(body), ...retry],
+      answer.status,
+      answer.body,
+    );
   }
   const oauthError = stringField(body, 'error');
   if (oauthError !== undefined) {
     const description = stringField(body, 'error_description') ?? 'The token request was refused.';
-    return new CliError(`${description} (${oauthError}${request})`, EXIT_FAILURE, retry);
+    return new ApiError(`${description} (${oauthError}${request})`, retry, answer.status, answer.body);
   }
   const reason = STATUS_CODES[answer.status] ?? 'Error';
   const id = requestId ? ` (request ${requestId})` : '';
-  return new CliError(`the server answered HTTP ${answer.status} ${reason}${id}.`, EXIT_FAILURE, retry);
+  return new ApiError(
+    `the server answered HTTP ${answer.status} ${reason}${id}.`,
+    retry,
+    answer.status,
+    answer.body,
+  );
 }
 
-/** A problem's `errors[]` as indented `path: message` lines. */
+/** A problem's `errors[]` as indented lines (see {@link fieldErrorLine}). */
 function fieldErrors(body: Record<string, unknown>): string[] {
   const errors = body.errors;
   if (!Array.isArray(errors)) return [];
-  return errors.filter(isObject).map((e) => {
-    const path = stringField(e, 'path');
-    const message = stringField(e, 'message') ?? 'invalid';
-    return path ? `  ${path}: ${message}` : `  ${message}`;
-  });
+  return errors.filter(isObject).map((e) => `  ${fieldErrorLine(e)}`);
 }
+
+/**
+ * One entry of a problem's `errors[]`: `path: message`, or for a position in a file (a stack
+ * definition) `line:column path [category] message`, the parts it has.
+ */
+export function fieldErrorLine(error: Record<string, unknown>): string {
+  const path = stringField(error, 'path');
+  const message = stringField(error, 'message') ?? 'invalid';
+  const { line, column } = error;
+  if (isPosition(line) && isPosition(column)) {
+    const category = stringField(error, 'category');
+    return [`${line}:${column}`, path, category === undefined ? undefined : `[${category}]`, message]
+      .filter((part) => part !== undefined)
+      .join(' ');
+  }
+  return path ? `${path}: ${message}` : message;
+}
+
+const isPosition = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value > 0;
 
 /** fetch's "fetch failed" hides the reason in `cause` (an AggregateError for dual-stack hosts). */
 function describeFetchError(err: unknown): string {

@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { UsageError } from './errors.js';
 
@@ -24,6 +25,37 @@ Commands:
                                 unreachable or pending)
   workers approve WORKER_ID     Approve a pending worker; its agent then connects
   workers delete WORKER_ID      Delete a worker and revoke its certificates
+  stacks validate --file PATH   Check a stack definition file (YAML) without storing it: prints
+                                "valid" and any warnings, or each error as
+                                LINE:COLUMN PATH [CATEGORY] MESSAGE (exit 1)
+  stacks create --file PATH     Create a stack from a definition file; it starts as a draft
+  stacks list                   List the stacks
+  stacks get STACK_ID           Show a stack
+  stacks update STACK_ID --file PATH
+                                Store a new revision of the stack's definition (the name stays);
+                                "stacks deploy" applies it
+  stacks deploy STACK_ID [--wait]
+                                Start a job that applies the stack's current revision; with
+                                --wait, wait for it to end (exit 1 unless it succeeded)
+  stacks delete STACK_ID [--wait]
+                                Start a job that removes the stack from its node, then the stack
+  stacks health STACK_ID        The health of the stack's services on its node
+  jobs list [--status STATE] [--stack STACK_ID] [--type TYPE]
+                                List the jobs, newest first (STATE: queued, dispatched, running,
+                                cancelling, succeeded, failed or cancelled; TYPE: provision or
+                                destroy)
+  jobs get JOB_ID               Show a job and its services' results
+  jobs logs JOB_ID [--follow]   Print a job's output; with --follow, until the job has ended
+  jobs cancel JOB_ID            Cancel a job (a running one stops when its agent confirms)
+  jobs cleanup JOB_ID           End an unfinished job as failed at once and revert its node to the
+                                last good state
+  drift get STACK_ID            The differences between the stack's definition and its node
+  drift ignore STACK_ID RESOURCE [RESOURCE...]
+                                Ignore drift of these services; no deploy touches them any more
+  drift unignore STACK_ID RESOURCE [RESOURCE...]
+                                Stop ignoring them
+  drift resolve STACK_ID [--wait]
+                                Start a job that brings the node back to the definition
 
 Global options:
   --server URL            Base URL of the service (env STACKCTL_SERVER, default ${DEFAULT_SERVER})
@@ -33,7 +65,13 @@ Global options:
   --json                  Print the service's JSON instead of text
   -h, --help              Show this help
 
-Exit status: 0 done, 1 the service or the network failed, 2 the command line is wrong.
+Options of the commands above:
+  --file PATH             A stack definition file, at most 1 MiB
+  --wait                  Wait for the job to end, then print it
+  --follow                Keep printing new lines until the job has ended
+
+Exit status: 0 done; 1 the service or the network failed, a definition file is not valid, or a
+job waited for did not succeed; 2 the command line is wrong.
 `;
 
 /** The environment variables stackctl reads (main.ts passes them in). */
@@ -66,7 +104,38 @@ export type Command =
   | { name: 'join-tokens revoke'; id: string }
   | { name: 'workers list'; status: string | undefined }
   | { name: 'workers approve'; workerId: string }
-  | { name: 'workers delete'; workerId: string };
+  | { name: 'workers delete'; workerId: string }
+  | { name: 'stacks validate'; definition: DefinitionFile }
+  | { name: 'stacks create'; definition: DefinitionFile }
+  | { name: 'stacks list' }
+  | { name: 'stacks get'; stackId: string }
+  | { name: 'stacks update'; stackId: string; definition: DefinitionFile }
+  | { name: 'stacks deploy'; stackId: string; wait: boolean }
+  | { name: 'stacks delete'; stackId: string; wait: boolean }
+  | { name: 'stacks health'; stackId: string }
+  | {
+      name: 'jobs list';
+      status: string | undefined;
+      stackId: string | undefined;
+      type: string | undefined;
+    }
+  | { name: 'jobs get'; jobId: string }
+  | { name: 'jobs logs'; jobId: string; follow: boolean }
+  | { name: 'jobs cancel'; jobId: string }
+  | { name: 'jobs cleanup'; jobId: string }
+  | { name: 'drift get'; stackId: string }
+  | { name: 'drift ignore'; stackId: string; resources: string[] }
+  | { name: 'drift unignore'; stackId: string; resources: string[] }
+  | { name: 'drift resolve'; stackId: string; wait: boolean };
+
+/** A stack definition file as read from disk, before anything is sent. */
+export interface DefinitionFile {
+  path: string;
+  data: Uint8Array;
+}
+
+/** The largest definition file stackctl sends: the service reads no larger request body. */
+export const MAX_DEFINITION_BYTES = 1024 * 1024;
 
 export type Invocation =
   { help: true } | { help: false; command: Command; json: boolean; connection: Connection };
@@ -84,13 +153,39 @@ const OPTIONS = {
   'pre-approved': { type: 'boolean' },
   label: { type: 'string', multiple: true },
   status: { type: 'string' },
+  file: { type: 'string' },
+  wait: { type: 'boolean' },
+  follow: { type: 'boolean' },
+  stack: { type: 'string' },
+  type: { type: 'string' },
 } as const;
 
-const COMMAND_OPTIONS = ['name', 'scopes', 'owner', 'ttl', 'pre-approved', 'label', 'status'] as const;
+const COMMAND_OPTIONS = [
+  'name',
+  'scopes',
+  'owner',
+  'ttl',
+  'pre-approved',
+  'label',
+  'status',
+  'file',
+  'wait',
+  'follow',
+  'stack',
+  'type',
+] as const;
 type CommandOption = (typeof COMMAND_OPTIONS)[number];
 
+interface CommandSpec {
+  options: CommandOption[];
+  /** Names of the positional arguments. */
+  args: string[];
+  /** The last argument may be given more than once. */
+  repeats?: true;
+}
+
 /** Per command: the command options it accepts and the names of its positional arguments. */
-const COMMANDS: Record<Command['name'], { options: CommandOption[]; args: string[] }> = {
+const COMMANDS: Record<Command['name'], CommandSpec> = {
   'clients create': { options: ['name', 'scopes', 'owner'], args: [] },
   'clients list': { options: ['owner'], args: [] },
   'clients delete': { options: [], args: ['CLIENT_ID'] },
@@ -102,6 +197,23 @@ const COMMANDS: Record<Command['name'], { options: CommandOption[]; args: string
   'workers list': { options: ['status'], args: [] },
   'workers approve': { options: [], args: ['WORKER_ID'] },
   'workers delete': { options: [], args: ['WORKER_ID'] },
+  'stacks validate': { options: ['file'], args: [] },
+  'stacks create': { options: ['file'], args: [] },
+  'stacks list': { options: [], args: [] },
+  'stacks get': { options: [], args: ['STACK_ID'] },
+  'stacks update': { options: ['file'], args: ['STACK_ID'] },
+  'stacks deploy': { options: ['wait'], args: ['STACK_ID'] },
+  'stacks delete': { options: ['wait'], args: ['STACK_ID'] },
+  'stacks health': { options: [], args: ['STACK_ID'] },
+  'jobs list': { options: ['status', 'stack', 'type'], args: [] },
+  'jobs get': { options: [], args: ['JOB_ID'] },
+  'jobs logs': { options: ['follow'], args: ['JOB_ID'] },
+  'jobs cancel': { options: [], args: ['JOB_ID'] },
+  'jobs cleanup': { options: [], args: ['JOB_ID'] },
+  'drift get': { options: [], args: ['STACK_ID'] },
+  'drift ignore': { options: [], args: ['STACK_ID', 'RESOURCE'], repeats: true },
+  'drift unignore': { options: [], args: ['STACK_ID', 'RESOURCE'], repeats: true },
+  'drift resolve': { options: ['wait'], args: ['STACK_ID'] },
 };
 
 const isCommandName = (name: string): name is Command['name'] => Object.hasOwn(COMMANDS, name);
@@ -125,9 +237,12 @@ export function parseInvocation(argv: string[], env: CliEnv): Invocation {
   const [group, action, ...rest] = positionals;
   if (group === undefined) throw new UsageError('no command given.');
   if (action === undefined) {
-    const known = Object.keys(COMMANDS).some((command) => command.startsWith(`${group} `));
+    const known = Object.keys(COMMANDS).filter((command) => command.startsWith(`${group} `));
+    const example = known.includes(`${group} list`) ? `${group} list` : known[0];
     throw new UsageError(
-      known ? `"${group}" needs a command, e.g. "${group} list".` : `unknown command "${group}".`,
+      example !== undefined
+        ? `"${group}" needs a command, e.g. "${example}".`
+        : `unknown command "${group}".`,
     );
   }
   const name = `${group} ${action}`;
@@ -137,8 +252,11 @@ export function parseInvocation(argv: string[], env: CliEnv): Invocation {
     if (values[option] !== undefined && !spec.options.includes(option))
       throw new UsageError(`"${name}" does not take --${option}.`);
   }
-  if (rest.length < spec.args.length) throw new UsageError(`"${name}" needs ${spec.args.join(' ')}.`);
-  if (rest.length > spec.args.length)
+  if (rest.length < spec.args.length) {
+    const more = spec.repeats ? ` [${spec.args[spec.args.length - 1]}...]` : '';
+    throw new UsageError(`"${name}" needs ${spec.args.join(' ')}${more}.`);
+  }
+  if (rest.length > spec.args.length && !spec.repeats)
     throw new UsageError(`unexpected argument "${rest[spec.args.length]}".`);
 
   const command = buildCommand(name, values, rest);
@@ -186,7 +304,79 @@ function buildCommand(name: Command['name'], values: Values, args: string[]): Co
     case 'workers approve':
     case 'workers delete':
       return { name, workerId: args[0] };
+    case 'stacks validate':
+    case 'stacks create':
+      return { name, definition: readDefinition(name, values.file) };
+    case 'stacks list':
+      return { name };
+    case 'stacks get':
+    case 'stacks health':
+    case 'drift get':
+      return { name, stackId: args[0] };
+    case 'stacks update':
+      return { name, stackId: args[0], definition: readDefinition(name, values.file) };
+    case 'stacks deploy':
+    case 'stacks delete':
+    case 'drift resolve':
+      return { name, stackId: args[0], wait: values.wait ?? false };
+    case 'jobs list':
+      return { name, status: values.status, stackId: values.stack, type: values.type };
+    case 'jobs get':
+    case 'jobs cancel':
+    case 'jobs cleanup':
+      return { name, jobId: args[0] };
+    case 'jobs logs':
+      return { name, jobId: args[0], follow: values.follow ?? false };
+    case 'drift ignore':
+    case 'drift unignore':
+      return { name, stackId: args[0], resources: args.slice(1) };
   }
+}
+
+/**
+ * The definition file `--file` names, read before anything is sent: a missing option, a file that
+ * cannot be read or one larger than the service accepts is a command line error. Read in bounded
+ * chunks, so a pipe (`--file <(...)`) works and a huge file is not read whole.
+ */
+function readDefinition(command: string, path: string | undefined): DefinitionFile {
+  if (path === undefined || path === '') throw new UsageError(`"${command}" needs --file PATH.`);
+  const shown = JSON.stringify(path);
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    throw new UsageError(`cannot read --file ${shown}: ${describeFsError(err)}.`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(64 * 1024);
+      const read = readSync(fd, chunk, 0, chunk.length, null);
+      if (read === 0) break;
+      chunks.push(chunk.subarray(0, read));
+      size += read;
+      if (size > MAX_DEFINITION_BYTES)
+        throw new UsageError(
+          `--file ${shown} is larger than 1 MiB (${MAX_DEFINITION_BYTES} bytes), the most the service accepts.`,
+        );
+    }
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`cannot read --file ${shown}: ${describeFsError(err)}.`);
+  } finally {
+    closeSync(fd);
+  }
+  return { path, data: Buffer.concat(chunks, size) };
+}
+
+/** A file system error without the path Node puts in its message: "no such file or directory". */
+function describeFsError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const reason = /^[A-Z]+: ([^,]+)/.exec(err.message)?.[1];
+  const code = (err as Error & { code?: unknown }).code;
+  if (reason !== undefined) return reason;
+  return typeof code === 'string' ? code : err.message;
 }
 
 /** `--label KEY=VALUE` options as an object; the service judges the keys and values. */

@@ -1,5 +1,6 @@
-import type { ApiClient } from './api.js';
-import type { Command } from './args.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError, fieldErrorLine, type ApiClient } from './api.js';
+import type { Command, DefinitionFile } from './args.js';
 import { CliError } from './errors.js';
 import { clean, printJson, table } from './output.js';
 
@@ -54,10 +55,133 @@ interface WorkerView {
   connected: boolean;
 }
 
+interface StackView {
+  id: string;
+  name: string;
+  status: string;
+  stackkit: string;
+  variant: string;
+  revision: number;
+  deployed_revision: number | null;
+  worker_id: string | null;
+  services: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+interface ValidationIssue {
+  path: string;
+  category: string;
+  message: string;
+  line: number | null;
+  column: number | null;
+}
+
+interface ValidationSummary {
+  valid: true;
+  stackkit: string;
+  variant: string;
+  services: string[];
+  warnings: ValidationIssue[];
+}
+
+interface ServiceHealthView {
+  name: string;
+  status: string;
+  uptime: string;
+  health_check?: { url: string; status_code: number; latency_ms: number };
+}
+
+interface StackHealthView {
+  stack_id: string;
+  overall: string;
+  services: ServiceHealthView[];
+  worker_id: string | null;
+  reported_at: string | null;
+}
+
+interface JobResult {
+  name: string;
+  action: string;
+  ok: boolean;
+  error: string | null;
+}
+
+interface JobView {
+  id: string;
+  type: string;
+  stack_id: string;
+  stack_name: string;
+  revision: number;
+  worker_id: string | null;
+  status: string;
+  progress: number;
+  attempts: number;
+  max_attempts: number;
+  error: string | null;
+  results: JobResult[] | null;
+  created_at: string;
+  dispatched_at: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+interface JobLogLine {
+  time: string;
+  line: string;
+}
+
+interface JobLogPage {
+  job_id: string;
+  lines: JobLogLine[];
+  next_after: number;
+  complete: boolean;
+}
+
+interface JobCleanup {
+  job: JobView;
+  worker_notified: boolean;
+}
+
+interface DriftItemView {
+  resource: string;
+  kind: string;
+  worker_id: string | null;
+  field: string | null;
+  desired: string | null;
+  actual: string | null;
+  ignored: boolean;
+  detected_at: string;
+  last_seen: string;
+}
+
+interface DriftView {
+  stack_id: string;
+  status: string;
+  checked_at: string | null;
+  revision: number;
+  items: DriftItemView[];
+  ignored_resources: string[];
+}
+
+interface DriftResolve {
+  job_id: string;
+  job: JobView;
+}
+
 const CLIENTS = 'api/v1/auth/clients';
 const KEYS = 'api/v1/auth/keys';
 const JOIN_TOKENS = 'api/v1/orchestrator/join-tokens';
 const WORKERS = 'api/v1/orchestrator/workers';
+const STACKS = 'api/v1/orchestrator/stacks';
+const JOBS = 'api/v1/orchestrator/jobs';
+const VALIDATE = 'api/v1/orchestrator/unifier/validate';
+
+/** How often --wait and --follow ask the service again. */
+const POLL_INTERVAL_MS = 500;
+/** Log lines asked for per request (the service allows up to 5,000). */
+const LOG_PAGE_LINES = 1000;
+const TERMINAL_JOB_STATES: readonly string[] = ['succeeded', 'failed', 'cancelled'];
 
 export async function execute(api: ApiClient, command: Command, json: boolean): Promise<void> {
   switch (command.name) {
@@ -222,8 +346,384 @@ export async function execute(api: ApiClient, command: Command, json: boolean): 
       await api.call('DELETE', `${WORKERS}/${encodeURIComponent(command.workerId)}`);
       if (!json) console.log(`Deleted worker ${clean(command.workerId)}.`);
       return;
+    case 'stacks validate': {
+      let summary: unknown;
+      try {
+        summary = await api.call('POST', VALIDATE, { raw: yamlPayload(command.definition) });
+      } catch (err) {
+        // An invalid file is the answer, not a failure of the service: --json prints it too.
+        if (json && isDefinitionProblem(err)) printJson(err.body);
+        throw err;
+      }
+      if (!isValidationSummary(summary)) throw unexpected('the validation');
+      if (json) return printJson(summary);
+      console.log(
+        `valid: stack kit ${clean(summary.stackkit)}, variant ${clean(summary.variant)}, services ${clean(summary.services.join(', '))}`,
+      );
+      if (summary.warnings.length > 0) {
+        console.log(`${summary.warnings.length} ${summary.warnings.length === 1 ? 'warning' : 'warnings'}:`);
+        for (const warning of summary.warnings) console.log(`  ${clean(fieldErrorLine({ ...warning }))}`);
+      }
+      return;
+    }
+    case 'stacks create': {
+      const stack = await api.call('POST', STACKS, { raw: yamlPayload(command.definition) });
+      if (!isStack(stack)) throw unexpected('the new stack');
+      if (json) return printJson(stack);
+      console.log(
+        `Created stack "${clean(stack.name)}" (${clean(stack.id)}): revision ${stack.revision}, status ${clean(stack.status)}.`,
+      );
+      console.log(`Deploy it with "stackctl stacks deploy ${clean(stack.id)}".`);
+      return;
+    }
+    case 'stacks list': {
+      const stacks = await listAll(api, STACKS, 'stacks', {}, isStack, 'the stack list');
+      if (json) return printJson({ stacks });
+      if (stacks.length === 0) {
+        console.log('No stacks.');
+        return;
+      }
+      console.log(
+        table(
+          ['ID', 'NAME', 'STATUS', 'REVISION', 'DEPLOYED', 'WORKER', 'UPDATED_AT'],
+          stacks.map((s) => [
+            s.id,
+            s.name,
+            s.status,
+            String(s.revision),
+            orDash(s.deployed_revision),
+            orDash(s.worker_id),
+            s.updated_at,
+          ]),
+        ),
+      );
+      return;
+    }
+    case 'stacks get': {
+      const stack = await api.call('GET', stackPath(command.stackId));
+      if (!isStack(stack)) throw unexpected('the stack');
+      if (json) return printJson(stack);
+      printFields([
+        ['id', stack.id],
+        ['name', stack.name],
+        ['status', stack.status],
+        ['stackkit', stack.stackkit],
+        ['variant', stack.variant],
+        ['revision', String(stack.revision)],
+        ['deployed_revision', orDash(stack.deployed_revision)],
+        ['worker_id', orDash(stack.worker_id)],
+        ['services', stack.services.length === 0 ? '-' : stack.services.join(', ')],
+        ['created_at', stack.created_at],
+        ['updated_at', stack.updated_at],
+      ]);
+      return;
+    }
+    case 'stacks update': {
+      const stack = await api.call('PUT', stackPath(command.stackId), {
+        raw: yamlPayload(command.definition),
+      });
+      if (!isStack(stack)) throw unexpected('the updated stack');
+      if (json) return printJson(stack);
+      const deployed =
+        stack.deployed_revision === null ? 'never deployed' : `deployed: revision ${stack.deployed_revision}`;
+      console.log(
+        `Stack "${clean(stack.name)}" (${clean(stack.id)}) is now at revision ${stack.revision} (${deployed}).`,
+      );
+      console.log(`Deploy it with "stackctl stacks deploy ${clean(stack.id)}".`);
+      return;
+    }
+    case 'stacks deploy': {
+      const job = await api.call('POST', `${stackPath(command.stackId)}/deploy`);
+      if (!isJob(job)) throw unexpected('the deploy job');
+      if (command.wait) return finishJob(api, job, json);
+      if (json) return printJson(job);
+      console.log(
+        `Deploying revision ${job.revision} of stack "${clean(job.stack_name)}": job ${clean(job.id)} is ${clean(job.status)}.`,
+      );
+      console.log(followHint(job.id));
+      return;
+    }
+    case 'stacks delete': {
+      const job = await api.call('DELETE', stackPath(command.stackId));
+      if (!isJob(job)) throw unexpected('the destroy job');
+      if (command.wait) {
+        await finishJob(api, job, json);
+        if (!json) console.log(`Deleted stack ${clean(job.stack_id)}.`);
+        return;
+      }
+      if (json) return printJson(job);
+      console.log(
+        `Deleting stack "${clean(job.stack_name)}": job ${clean(job.id)} is ${clean(job.status)}; the stack is gone when it succeeds.`,
+      );
+      console.log(followHint(job.id));
+      return;
+    }
+    case 'stacks health': {
+      const health = await api.call('GET', `${stackPath(command.stackId)}/health`);
+      if (!isStackHealth(health)) throw unexpected('the stack health');
+      if (json) return printJson(health);
+      const reported =
+        health.reported_at === null
+          ? 'no report from its worker'
+          : `reported at ${clean(health.reported_at)}`;
+      console.log(
+        `Stack ${clean(health.stack_id)}: ${clean(health.overall)} (worker ${clean(health.worker_id ?? '-')}, ${reported}).`,
+      );
+      if (health.services.length === 0) {
+        console.log('No services.');
+        return;
+      }
+      console.log(
+        table(
+          ['SERVICE', 'STATUS', 'UPTIME', 'CHECK_STATUS', 'LATENCY'],
+          health.services.map((s) => [
+            s.name,
+            s.status,
+            s.uptime,
+            s.health_check === undefined ? '-' : String(s.health_check.status_code),
+            s.health_check === undefined ? '-' : `${s.health_check.latency_ms}ms`,
+          ]),
+        ),
+      );
+      return;
+    }
+    case 'jobs list': {
+      const query: Record<string, string> = {};
+      if (command.status !== undefined) query.status = command.status;
+      if (command.stackId !== undefined) query.stack_id = command.stackId;
+      if (command.type !== undefined) query.type = command.type;
+      const jobs = await listAll(api, JOBS, 'jobs', query, isJob, 'the job list');
+      if (json) return printJson({ jobs });
+      if (jobs.length === 0) {
+        console.log(Object.keys(query).length === 0 ? 'No jobs.' : 'No jobs match.');
+        return;
+      }
+      console.log(
+        table(
+          ['ID', 'TYPE', 'STACK', 'REVISION', 'STATUS', 'PROGRESS', 'CREATED_AT', 'FINISHED_AT', 'ERROR'],
+          jobs.map((j) => [
+            j.id,
+            j.type,
+            j.stack_name,
+            String(j.revision),
+            j.status,
+            `${j.progress}%`,
+            j.created_at,
+            orDash(j.finished_at),
+            orDash(j.error),
+          ]),
+        ),
+      );
+      return;
+    }
+    case 'jobs get': {
+      const job = await api.call('GET', jobPath(command.jobId));
+      if (!isJob(job)) throw unexpected('the job');
+      if (json) return printJson(job);
+      printJob(job);
+      return;
+    }
+    case 'jobs logs':
+      return printLogs(api, command.jobId, command.follow, json);
+    case 'jobs cancel': {
+      const job = await api.call('POST', `${jobPath(command.jobId)}/cancel`);
+      if (!isJob(job)) throw unexpected('the cancelled job');
+      if (json) return printJson(job);
+      console.log(
+        job.status === 'cancelled'
+          ? `Cancelled job ${clean(job.id)}.`
+          : `Job ${clean(job.id)} is ${clean(job.status)}; it ends when its agent confirms.`,
+      );
+      return;
+    }
+    case 'jobs cleanup': {
+      const answer = await api.call('POST', `${jobPath(command.jobId)}/cleanup`);
+      if (!isJobCleanup(answer)) throw unexpected('the cleanup');
+      if (json) return printJson(answer);
+      const { job } = answer;
+      const error = job.error === null ? '' : ` (${clean(job.error)})`;
+      console.log(`Cleaned up job ${clean(job.id)}: it is ${clean(job.status)}${error}.`);
+      console.log(
+        answer.worker_notified
+          ? 'Its worker was told to stop it and to put the stack back as the last job that succeeded left it.'
+          : job.worker_id === null
+            ? 'It was never placed on a worker: there is nothing to revert on a node.'
+            : 'Its worker is not connected to the service: nothing was reverted on the node.',
+      );
+      return;
+    }
+    case 'drift get': {
+      const drift = await api.call('GET', `${stackPath(command.stackId)}/drift`);
+      if (!isDrift(drift)) throw unexpected('the drift');
+      if (json) return printJson(drift);
+      printDrift(drift);
+      return;
+    }
+    case 'drift ignore':
+    case 'drift unignore': {
+      const action = command.name === 'drift ignore' ? 'ignore' : 'unignore';
+      const drift = await api.call('POST', `${stackPath(command.stackId)}/drift/${action}`, {
+        body: { resources: command.resources },
+      });
+      if (!isDrift(drift)) throw unexpected('the drift');
+      if (json) return printJson(drift);
+      printDrift(drift);
+      return;
+    }
+    case 'drift resolve': {
+      const answer = await api.call('POST', `${stackPath(command.stackId)}/drift/resolve`);
+      if (!isDriftResolve(answer)) throw unexpected('the resolve job');
+      if (command.wait) return finishJob(api, answer.job, json);
+      if (json) return printJson(answer);
+      console.log(
+        `Resolving the drift of stack "${clean(answer.job.stack_name)}": job ${clean(answer.job_id)} is ${clean(answer.job.status)}.`,
+      );
+      console.log(followHint(answer.job_id));
+      return;
+    }
   }
 }
+
+const stackPath = (id: string) => `${STACKS}/${encodeURIComponent(id)}`;
+const jobPath = (id: string) => `${JOBS}/${encodeURIComponent(id)}`;
+
+const yamlPayload = (file: DefinitionFile) => ({ contentType: 'application/yaml', data: file.data });
+
+/** The 400 invalid_yaml or 422 validation_failed answer to a definition file. */
+const isDefinitionProblem = (err: unknown): err is ApiError =>
+  err instanceof ApiError &&
+  ((err.status === 400 && err.code === 'invalid_yaml') ||
+    (err.status === 422 && err.code === 'validation_failed'));
+
+const followHint = (jobId: string) =>
+  `Follow it with "stackctl jobs logs ${clean(jobId)} --follow" or "stackctl jobs get ${clean(jobId)}".`;
+
+/**
+ * --wait: polls the job until it has ended and prints it; exit 1 (a CliError) unless it succeeded.
+ * Text output reports each change of status on stderr while waiting.
+ */
+async function finishJob(api: ApiClient, started: JobView, json: boolean): Promise<void> {
+  let job = started;
+  let shown = '';
+  for (;;) {
+    const state = `${job.status} ${job.error ?? ''}`;
+    if (!json && state !== shown) {
+      const error = job.error === null ? '' : `: ${clean(job.error)}`;
+      console.error(`job ${clean(job.id)} ${clean(job.status)}${error}`);
+      shown = state;
+    }
+    if (TERMINAL_JOB_STATES.includes(job.status)) break;
+    await sleep(POLL_INTERVAL_MS);
+    let next: unknown;
+    try {
+      next = await api.call('GET', jobPath(job.id));
+    } catch (err) {
+      if (!(err instanceof CliError)) throw err;
+      // Only the waiting ended: say how to follow the job that goes on.
+      throw new CliError(err.message, err.exitCode, [
+        ...err.details,
+        `The job goes on; see "stackctl jobs get ${clean(job.id)}".`,
+      ]);
+    }
+    if (!isJob(next)) throw unexpected('the job');
+    job = next;
+  }
+  if (json) printJson(job);
+  else printJob(job);
+  if (job.status === 'succeeded') return;
+  const error = job.error === null ? '' : `: ${job.error}`;
+  throw new CliError(`job ${job.id} ${job.status}${error}.`);
+}
+
+/**
+ * A job's output, page by page from line 0; with `follow` it keeps asking until the service says
+ * the log is complete (the job has ended and every line was sent). --json prints one document of
+ * every line at the end.
+ */
+async function printLogs(api: ApiClient, jobId: string, follow: boolean, json: boolean): Promise<void> {
+  const lines: JobLogLine[] = [];
+  let after = 0;
+  let complete: boolean;
+  for (;;) {
+    const page = await api.call('GET', `${jobPath(jobId)}/logs`, {
+      query: { after: String(after), limit: String(LOG_PAGE_LINES) },
+    });
+    if (!isLogPage(page)) throw unexpected('the job log');
+    if (page.lines.length > 0 && page.next_after <= after)
+      throw new CliError('the service sent a log page that does not move forward.');
+    if (json) lines.push(...page.lines);
+    else for (const l of page.lines) console.log(`${clean(l.time)} ${clean(l.line)}`);
+    after = page.next_after;
+    complete = page.complete;
+    if (complete) break;
+    // A full page: more lines are waiting now.
+    if (page.lines.length >= LOG_PAGE_LINES) continue;
+    if (!follow) break;
+    await sleep(POLL_INTERVAL_MS);
+  }
+  if (json) printJson({ job_id: jobId, lines, next_after: after, complete });
+}
+
+/** `name: value` lines with the values aligned; every value cleaned. */
+function printFields(fields: [string, string][]): void {
+  const width = Math.max(...fields.map(([name]) => name.length)) + 1;
+  for (const [name, value] of fields) console.log(`${`${name}:`.padEnd(width)} ${clean(value)}`);
+}
+
+function printJob(job: JobView): void {
+  printFields([
+    ['id', job.id],
+    ['type', job.type],
+    ['stack', `${job.stack_name} (${job.stack_id})`],
+    ['revision', String(job.revision)],
+    ['status', job.status],
+    ['progress', `${job.progress}%`],
+    ['worker_id', orDash(job.worker_id)],
+    ['attempts', `${job.attempts} of ${job.max_attempts}`],
+    ['error', orDash(job.error)],
+    ['created_at', job.created_at],
+    ['dispatched_at', orDash(job.dispatched_at)],
+    ['started_at', orDash(job.started_at)],
+    ['finished_at', orDash(job.finished_at)],
+  ]);
+  if (job.results === null || job.results.length === 0) return;
+  console.log('');
+  console.log(
+    table(
+      ['SERVICE', 'ACTION', 'OK', 'ERROR'],
+      job.results.map((r) => [r.name, r.action, r.ok ? 'yes' : 'no', orDash(r.error)]),
+    ),
+  );
+}
+
+function printDrift(drift: DriftView): void {
+  const checked = drift.checked_at === null ? 'never checked' : `checked at ${clean(drift.checked_at)}`;
+  console.log(
+    `Stack ${clean(drift.stack_id)}: ${clean(drift.status)} (revision ${drift.revision}, ${checked}).`,
+  );
+  console.log(
+    `Ignored resources: ${drift.ignored_resources.length === 0 ? '-' : clean(drift.ignored_resources.join(', '))}`,
+  );
+  if (drift.items.length === 0) {
+    console.log('No drift items.');
+    return;
+  }
+  console.log(
+    table(
+      ['RESOURCE', 'KIND', 'FIELD', 'DESIRED', 'ACTUAL', 'IGNORED'],
+      drift.items.map((i) => [
+        i.resource,
+        i.kind,
+        orDash(i.field),
+        orDash(i.desired),
+        orDash(i.actual),
+        i.ignored ? 'yes' : 'no',
+      ]),
+    ),
+  );
+}
+
+const orDash = (value: string | number | null): string => (value === null ? '-' : String(value));
 
 /**
  * Every page of a list (its items under `key`), following `next_cursor` until it is null; `query`
@@ -347,3 +847,150 @@ function isWorker(value: unknown): value is WorkerView {
       typeof metrics.disk_percent === 'number')
   );
 }
+
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isStringOrNull = (value: unknown): value is string | null => value === null || isString(value);
+const isStrings = (value: unknown): value is string[] => Array.isArray(value) && value.every(isString);
+const isInteger = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value);
+
+function isStack(value: unknown): value is StackView {
+  return (
+    isObject(value) &&
+    isString(value.id) &&
+    isString(value.name) &&
+    isString(value.status) &&
+    isString(value.stackkit) &&
+    isString(value.variant) &&
+    isInteger(value.revision) &&
+    (value.deployed_revision === null || isInteger(value.deployed_revision)) &&
+    isStringOrNull(value.worker_id) &&
+    isStrings(value.services) &&
+    isString(value.created_at) &&
+    isString(value.updated_at)
+  );
+}
+
+function isValidationIssue(value: unknown): value is ValidationIssue {
+  return (
+    isObject(value) &&
+    isString(value.path) &&
+    isString(value.category) &&
+    isString(value.message) &&
+    (value.line === null || isInteger(value.line)) &&
+    (value.column === null || isInteger(value.column))
+  );
+}
+
+function isValidationSummary(value: unknown): value is ValidationSummary {
+  return (
+    isObject(value) &&
+    value.valid === true &&
+    isString(value.stackkit) &&
+    isString(value.variant) &&
+    isStrings(value.services) &&
+    Array.isArray(value.warnings) &&
+    value.warnings.every(isValidationIssue)
+  );
+}
+
+function isServiceHealth(value: unknown): value is ServiceHealthView {
+  if (!isObject(value) || !isString(value.name) || !isString(value.status) || !isString(value.uptime))
+    return false;
+  const check = value.health_check;
+  return (
+    check === undefined ||
+    (isObject(check) &&
+      isString(check.url) &&
+      typeof check.status_code === 'number' &&
+      typeof check.latency_ms === 'number')
+  );
+}
+
+function isStackHealth(value: unknown): value is StackHealthView {
+  return (
+    isObject(value) &&
+    isString(value.stack_id) &&
+    isString(value.overall) &&
+    Array.isArray(value.services) &&
+    value.services.every(isServiceHealth) &&
+    isStringOrNull(value.worker_id) &&
+    isStringOrNull(value.reported_at)
+  );
+}
+
+function isJobResult(value: unknown): value is JobResult {
+  return (
+    isObject(value) &&
+    isString(value.name) &&
+    isString(value.action) &&
+    typeof value.ok === 'boolean' &&
+    isStringOrNull(value.error)
+  );
+}
+
+function isJob(value: unknown): value is JobView {
+  return (
+    isObject(value) &&
+    isString(value.id) &&
+    isString(value.type) &&
+    isString(value.stack_id) &&
+    isString(value.stack_name) &&
+    isInteger(value.revision) &&
+    isStringOrNull(value.worker_id) &&
+    isString(value.status) &&
+    typeof value.progress === 'number' &&
+    isInteger(value.attempts) &&
+    isInteger(value.max_attempts) &&
+    isStringOrNull(value.error) &&
+    (value.results === null || (Array.isArray(value.results) && value.results.every(isJobResult))) &&
+    isString(value.created_at) &&
+    isStringOrNull(value.dispatched_at) &&
+    isStringOrNull(value.started_at) &&
+    isStringOrNull(value.finished_at)
+  );
+}
+
+function isLogPage(value: unknown): value is JobLogPage {
+  return (
+    isObject(value) &&
+    isString(value.job_id) &&
+    Array.isArray(value.lines) &&
+    value.lines.every((l) => isObject(l) && isString(l.time) && isString(l.line)) &&
+    isInteger(value.next_after) &&
+    typeof value.complete === 'boolean'
+  );
+}
+
+const isJobCleanup = (value: unknown): value is JobCleanup =>
+  isObject(value) && isJob(value.job) && typeof value.worker_notified === 'boolean';
+
+function isDriftItem(value: unknown): value is DriftItemView {
+  return (
+    isObject(value) &&
+    isString(value.resource) &&
+    isString(value.kind) &&
+    isStringOrNull(value.worker_id) &&
+    isStringOrNull(value.field) &&
+    isStringOrNull(value.desired) &&
+    isStringOrNull(value.actual) &&
+    typeof value.ignored === 'boolean' &&
+    isString(value.detected_at) &&
+    isString(value.last_seen)
+  );
+}
+
+function isDrift(value: unknown): value is DriftView {
+  return (
+    isObject(value) &&
+    isString(value.stack_id) &&
+    isString(value.status) &&
+    isStringOrNull(value.checked_at) &&
+    isInteger(value.revision) &&
+    Array.isArray(value.items) &&
+    value.items.every(isDriftItem) &&
+    isStrings(value.ignored_resources)
+  );
+}
+
+const isDriftResolve = (value: unknown): value is DriftResolve =>
+  isObject(value) && isString(value.job_id) && isJob(value.job);
