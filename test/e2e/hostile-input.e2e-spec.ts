@@ -108,4 +108,79 @@ describe('hostile input', () => {
     expect(res.status).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
   });
+  it('stacks, jobs and drift routes answer hostile input with a 4xx and change nothing', async () => {
+    const auth = await t.adminAuth();
+    const get = (path: string) => t.http.get(`/api/v1/orchestrator${path}`).set('Authorization', auth);
+    const yaml = `name: hostile\nstackkit: basement-kit\nservices:\n  web:\n    command: ["true"]\n`;
+    const created = await t.http
+      .post('/api/v1/orchestrator/stacks')
+      .set('Authorization', auth)
+      .set('Content-Type', 'application/yaml')
+      .send(yaml);
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.id as string;
+    const checks: [string, Promise<{ status: number }>, number[]][] = [
+      ['job id that is not a UUID', get(`/jobs/${'a'.repeat(36)}`), [404]],
+      ['job filter that is not a UUID', get('/jobs?stack_id=nope'), [422]],
+      ['unknown job status filter', get('/jobs?status=exploded'), [422]],
+      ['forged cursor', get(`/jobs?cursor=${encodeCursor({ at: 'x', id: 'y' })}`), [422]],
+      ['huge log position', get(`/jobs/${id}/logs?after=${'9'.repeat(30)}`), [400, 404, 422]],
+      ['huge revision', get(`/stacks/${id}/revisions/${'9'.repeat(20)}`), [400, 404]],
+      ['revision that is not a number', get(`/stacks/${id}/revisions/abc`), [400]],
+      [
+        'stack as JSON',
+        t.http.post('/api/v1/orchestrator/stacks').set('Authorization', auth).send({ name: 'x' }),
+        [415],
+      ],
+      [
+        'an alias bomb as a new revision',
+        t.http
+          .put(`/api/v1/orchestrator/stacks/${id}`)
+          .set('Authorization', auth)
+          .set('Content-Type', 'application/yaml')
+          .send(
+            'a: &a ["x","x","x","x","x","x","x","x","x"]\n' +
+              Array.from({ length: 8 }, (_, i) => {
+                const prev = String.fromCharCode(97 + i);
+                const name = String.fromCharCode(98 + i);
+                return `${name}: &${name} [*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev}]`;
+              }).join('\n'),
+          ),
+        [400],
+      ],
+      [
+        'a NUL byte in a definition',
+        t.http
+          .put(`/api/v1/orchestrator/stacks/${id}`)
+          .set('Authorization', auth)
+          .set('Content-Type', 'application/yaml')
+          .send(yaml.replace('hostile', 'host\u0000ile')),
+        [400, 422],
+      ],
+      [
+        'ignore with thousands of names',
+        t.http
+          .post(`/api/v1/orchestrator/stacks/${id}/drift/ignore`)
+          .set('Authorization', auth)
+          .send({ resources: Array.from({ length: 5000 }, (_, i) => `r${i}`) }),
+        [422],
+      ],
+      [
+        'ignore nested deep',
+        t.http
+          .post(`/api/v1/orchestrator/stacks/${id}/drift/ignore`)
+          .set('Authorization', auth)
+          .set('Content-Type', 'application/json')
+          .send(`{"resources":${'['.repeat(100)}${']'.repeat(100)}}`),
+        [400],
+      ],
+    ];
+    for (const [what, request, expected] of checks) {
+      const res = await request;
+      expect(expected, `${what}: ${res.status}`).toContain(res.status);
+    }
+    const after = await get(`/stacks/${id}`);
+    expect(after.body).toMatchObject({ revision: 1, name: 'hostile', status: 'draft' });
+    expect((await get(`/stacks/${id}/drift`)).body.ignored_resources).toEqual([]);
+  });
 });
