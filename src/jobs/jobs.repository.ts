@@ -78,9 +78,11 @@ export class JobsRepository {
     event: JobEvent,
     patch: JobPatch | ((to: JobState) => JobPatch) = {},
     manager: EntityManager = this.dataSource.manager,
+    /** The job as the caller just read it: saves the first read (a stale copy only costs a retry). */
+    known?: JobEntity,
   ): Promise<{ job: JobEntity; from: JobState } | null> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const job = await manager.findOneBy(JobEntity, { id });
+      const job = attempt === 0 && known?.id === id ? known : await manager.findOneBy(JobEntity, { id });
       if (!job) return null;
       const to = nextJobState(job.status, event);
       if (to === null) return null;

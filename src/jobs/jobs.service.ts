@@ -73,8 +73,8 @@ export interface StackJobHooks {
   reservations(workerIds: string[]): Promise<Map<string, { cpu: number; memory_bytes: number }>>;
   /** A job of the stack was placed on a worker. */
   placed(job: JobEntity): Promise<void>;
-  /** A job of the stack reached a terminal status. */
-  finished(job: JobEntity): Promise<void>;
+  /** A job of the stack reached a terminal status; `reachedNode` as for {@link reachedNode}. */
+  finished(job: JobEntity, reachedNode: boolean): Promise<void>;
   /** The job's agent reported its end: the node now reflects this job (drift compares from here). */
   reachedNode(job: JobEntity): Promise<void>;
 }
@@ -377,9 +377,12 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       const reserved = this.hooks
         ? await this.hooks.reservations(connected)
         : new Map<string, { cpu: number; memory_bytes: number }>();
-      const sent = await this.repository.claim(CLAIM_BATCH, connected, (jobs) =>
-        Promise.resolve(this.decide(jobs, reserved)),
-      );
+      // Jobs that had no worker yet: their stack learns where it runs.
+      const newlyPlaced = new Set<string>();
+      const sent = await this.repository.claim(CLAIM_BATCH, connected, (jobs) => {
+        for (const job of jobs) if (job.workerId === null) newlyPlaced.add(job.id);
+        return Promise.resolve(this.decide(jobs, reserved));
+      });
       for (const job of sent) {
         const command: JobCommandMsg = {
           job_id: job.id,
@@ -401,7 +404,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
           { job_id: job.id, job_type: job.type, worker_id: job.workerId, attempt: job.attempts },
           'job dispatched',
         );
-        if (this.hooks) await this.hooks.placed(job);
+        if (this.hooks && newlyPlaced.has(job.id)) await this.hooks.placed(job);
       }
       if (sent.length < CLAIM_BATCH) return;
     }
@@ -587,13 +590,15 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
         progress: phase === 'succeeded' ? 100 : job.progress,
         finishedAt: new Date(),
       },
+      undefined,
+      job,
     );
-    if (this.hooks) await this.hooks.reachedNode(job);
-    if (moved) await this.finished(moved.job, moved.from);
+    if (moved) await this.finished(moved.job, moved.from, true);
+    else if (this.hooks) await this.hooks.reachedNode(job);
   }
 
   /** Metrics, the job's log record, and the stack's bookkeeping, once per terminal transition. */
-  private async finished(job: JobEntity, from: JobState): Promise<void> {
+  private async finished(job: JobEntity, from: JobState, reachedNode = false): Promise<void> {
     const end = job.finishedAt ?? new Date();
     const start = job.startedAt ?? job.dispatchedAt ?? job.createdAt;
     const durationMs = Math.max(0, end.getTime() - start.getTime());
@@ -614,7 +619,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       `job ${job.status}`,
     );
     this.lineCounts.delete(job.id);
-    if (this.hooks) await this.hooks.finished(job);
+    if (this.hooks) await this.hooks.finished(job, reachedNode);
     this.wake();
   }
 

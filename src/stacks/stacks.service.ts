@@ -204,7 +204,8 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     const caller = RequestContext.requireCaller();
     const stack = await this.findOwned(id);
     if (stack.status === 'destroying') throw stackBeingDestroyed(id);
-    const definition = await this.definitionOf(stack);
+    const definition = await this.definitionAt(stack.id, stack.revision);
+    if (!definition) throw stackNotFound(stack.id);
     const payload = provisionPayload(definition, stack.revision);
     payload.command.keep = stack.driftIgnores;
     payload.command.replace = replace.filter((name) => !stack.driftIgnores.includes(name));
@@ -319,9 +320,10 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     await this.repository.update(job.stackId, { lastJobId: job.id });
   }
 
-  async finished(job: JobEntity): Promise<void> {
+  async finished(job: JobEntity, reachedNode: boolean): Promise<void> {
     const stack = await this.repository.findById(job.stackId);
     if (!stack) return;
+    const lastJob = reachedNode ? { lastJobId: job.id } : {};
     if (job.type === 'destroy') {
       if (job.status === 'succeeded') {
         await this.repository.delete(stack.id);
@@ -333,13 +335,17 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
           details: { job_id: job.id },
         });
         this.logger.log({ stack_id: stack.id, job_id: job.id }, 'stack destroyed');
-      } else await this.repository.setStatus(stack.id, 'failed');
+      } else await this.repository.update(stack.id, { status: 'failed', ...lastJob });
       return;
     }
     if (job.status === 'succeeded') {
-      await this.repository.update(stack.id, { status: 'deployed', deployedRevision: job.revision });
+      await this.repository.update(stack.id, {
+        status: 'deployed',
+        deployedRevision: job.revision,
+        ...lastJob,
+      });
     } else {
-      await this.repository.setStatus(stack.id, 'failed');
+      await this.repository.update(stack.id, { status: 'failed', ...lastJob });
     }
   }
 
