@@ -71,8 +71,8 @@ export interface NewJob {
 export interface StackJobHooks {
   /** CPU and memory reserved on each worker by the stacks placed there. */
   reservations(workerIds: string[]): Promise<Map<string, { cpu: number; memory_bytes: number }>>;
-  /** A job of the stack was placed on a worker. */
-  placed(job: JobEntity): Promise<void>;
+  /** Jobs were placed on workers (their stacks had none yet): one call per dispatch round. */
+  placed(jobs: JobEntity[]): Promise<void>;
   /** A job of the stack reached a terminal status; `reachedNode` as for {@link reachedNode}. */
   finished(job: JobEntity, reachedNode: boolean): Promise<void>;
   /** The job's agent reported its end: the node now reflects this job (drift compares from here). */
@@ -383,6 +383,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
         for (const job of jobs) if (job.workerId === null) newlyPlaced.add(job.id);
         return Promise.resolve(this.decide(jobs, reserved));
       });
+      const unsent: JobEntity[] = [];
       for (const job of sent) {
         const command: JobCommandMsg = {
           job_id: job.id,
@@ -397,15 +398,18 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
           replace: job.payload.command.replace ?? [],
         };
         if (!this.sessions.send(job.workerId!, { job: command })) {
-          await this.requeue(job, 'agent not connected');
+          unsent.push(job);
           continue;
         }
         this.logger.log(
           { job_id: job.id, job_type: job.type, worker_id: job.workerId, attempt: job.attempts },
           'job dispatched',
         );
-        if (this.hooks && newlyPlaced.has(job.id)) await this.hooks.placed(job);
       }
+      // Every command of the round is on its stream before anything else waits for the database.
+      const placed = sent.filter((job) => newlyPlaced.has(job.id) && !unsent.includes(job));
+      if (this.hooks && placed.length > 0) await this.hooks.placed(placed);
+      for (const job of unsent) await this.requeue(job, 'agent not connected');
       if (sent.length < CLAIM_BATCH) return;
     }
   }
@@ -666,22 +670,27 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
 
   /** Writes buffered confirmations, progress and lines; serialized so order is kept. */
   private flush(): Promise<void> {
-    const accepted = this.accepted;
-    const progress = [...this.progress].map(([id, p]) => ({
-      id,
-      workerId: p.workerId,
-      progress: p.progress,
-    }));
-    const lines = this.lines;
-    this.accepted = [];
-    this.progress = new Map();
-    this.lines = [];
-    if (this.droppedLines > 0) {
-      this.logger.warn({ dropped: this.droppedLines }, 'job output lines dropped: the write buffer was full');
-      this.droppedLines = 0;
-    }
     // Each part on its own: a failure of one (e.g. a line the database refuses) loses nothing else.
+    // The buffers are taken when the write starts, so a slow write makes the next batch bigger
+    // instead of queueing more writes behind it.
     this.flushing = this.flushing.then(async () => {
+      const accepted = this.accepted;
+      const progress = [...this.progress].map(([id, p]) => ({
+        id,
+        workerId: p.workerId,
+        progress: p.progress,
+      }));
+      const lines = this.lines;
+      this.accepted = [];
+      this.progress = new Map();
+      this.lines = [];
+      if (this.droppedLines > 0) {
+        this.logger.warn(
+          { dropped: this.droppedLines },
+          'job output lines dropped: the write buffer was full',
+        );
+        this.droppedLines = 0;
+      }
       try {
         const running = await this.repository.markAccepted(accepted, new Date());
         for (const job of running) {

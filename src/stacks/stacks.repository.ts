@@ -97,6 +97,24 @@ export class StacksRepository {
     await this.update(id, { status });
   }
 
+  /** Where stacks now run and what they reserve there, one statement for a dispatch round. */
+  async place(rows: { stackId: string; workerId: string; cpu: number; memory: number }[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE stacks AS s
+          SET worker_id = u.worker_id, reserved_cpu = u.cpu, reserved_memory = u.memory, updated_at = now()
+         FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS worker_id,
+                      unnest($3::float8[]) AS cpu, unnest($4::bigint[]) AS memory) AS u
+        WHERE s.id = u.id`,
+      [
+        rows.map((r) => r.stackId),
+        rows.map((r) => r.workerId),
+        rows.map((r) => r.cpu),
+        rows.map((r) => r.memory),
+      ],
+    );
+  }
+
   /** Sets the status a job gives its stack, unless the job already finished (its hook won). */
   async setStatusWhileActive(id: string, status: StackStatus, jobId: string): Promise<void> {
     await this.dataSource.query(

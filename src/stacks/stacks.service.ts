@@ -306,13 +306,16 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     return this.repository.reservations(workerIds);
   }
 
-  async placed(job: JobEntity): Promise<void> {
-    if (job.type !== 'provision' || !job.workerId) return;
-    await this.repository.update(job.stackId, {
-      workerId: job.workerId,
-      reservedCpu: job.payload.placement.cpu,
-      reservedMemory: job.payload.placement.memory_bytes,
-    });
+  async placed(jobs: JobEntity[]): Promise<void> {
+    const rows = jobs
+      .filter((job) => job.type === 'provision' && job.workerId)
+      .map((job) => ({
+        stackId: job.stackId,
+        workerId: job.workerId!,
+        cpu: job.payload.placement.cpu,
+        memory: job.payload.placement.memory_bytes,
+      }));
+    await this.repository.place(rows);
   }
 
   /** What drift compares against: the last job the node finished (StateReport.last_jobs). */
