@@ -3,13 +3,25 @@
 // heartbeat timed until its heartbeat_ack. The number of agents is ramped in steps; each step is
 // held for at least two heartbeat rounds and passes while the ack p99 stays under 50 ms.
 // Child load processes (bench/agents-load.mjs) run the agents; the service gets its own core.
-import { execSync, fork } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { newKeyAndCsr } from '../dist/agent/identity.js';
 import { ADMIN_URL, MAIN, median, pgAdmin, pgDatabaseUrl, spawnUntilReady, table } from './lib.mjs';
+import {
+  adminToken,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  CLK_TCK,
+  enroll as enrollAgents,
+  IpcChild,
+  json,
+  machineBusyTicks,
+  percentile,
+  processTicks,
+  rssMiB,
+  sleep,
+} from './lib-agents.mjs';
 
 const env = process.env;
 const STEPS = (env.BENCH_AGENT_STEPS ?? '1000,2500,5000,7500,10000,12500,15000,17500,19500')
@@ -51,53 +63,11 @@ const ACK_GRACE_MS = 5000;
 /** File descriptors the service and each load process keep for other things than agent sockets. */
 const FD_MARGIN = 300;
 
-const CLIENT_ID = 'bench-admin';
-const CLIENT_SECRET = 'bench-admin-secret-0123456789';
-const CLK_TCK = (() => {
-  try {
-    return Number(execSync('getconf CLK_TCK', { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...args) => console.error(`[agents ${new Date().toISOString().slice(11, 19)}]`, ...args);
-/** Nearest-rank percentile of sorted values. */
-const percentile = (sorted, q) => sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 const ms = (v) => (Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(1) : v.toFixed(0));
 const pct = (v) => v.toFixed(0);
 
 // ---- /proc sampling ----
-
-/** utime + stime of a process (all its threads), in clock ticks; 0 when it is gone. */
-function processTicks(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return 0;
-  }
-}
-
-function rssMiB(pid) {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Busy ticks of the whole machine (all CPUs): everything but idle and iowait. */
-function machineBusyTicks() {
-  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = cpu;
-  void idle;
-  void iowait;
-  return user + nice + system + irq + softirq + (steal ?? 0);
-}
 
 /** Total µs in which some task waited for a CPU (PSI), or 0 where the kernel has no PSI. */
 function cpuPressureUs() {
@@ -225,35 +195,6 @@ class Sampler {
 
 // ---- HTTP helpers ----
 
-async function json(url, { method = 'GET', token, body } = {}) {
-  const res = await fetch(url, {
-    method,
-    headers: {
-      ...(body ? { 'content-type': 'application/json' } : {}),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-    signal: AbortSignal.timeout(60_000),
-  });
-  const text = await res.text();
-  let parsed;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = text;
-  }
-  return { status: res.status, body: parsed };
-}
-
-async function adminToken(url) {
-  const res = await json(`${url}/oauth/token`, {
-    method: 'POST',
-    body: { grant_type: 'client_credentials', client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
-  });
-  if (res.status !== 200) throw new Error(`token: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.access_token;
-}
-
 /** `stack_workers_connected` as /metrics reports it. */
 async function connectedGauge(url) {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -262,101 +203,18 @@ async function connectedGauge(url) {
 }
 
 /** Enrolls `count` agents with the pre-approved join token: key, CSR, POST .../workers/enroll. */
-async function enroll(url, joinToken, first, count) {
-  const out = new Array(count);
-  const latencies = [];
-  let next = 0;
-  let retries = 0;
-  let caPem;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: Math.min(ENROLL_CONCURRENCY, count) }, async () => {
-      while (next < count) {
-        const i = next++;
-        const name = `bench-agent-${first + i}`;
-        const { keyPem, csrPem } = await newKeyAndCsr(name);
-        for (let attempt = 1; ; attempt++) {
-          const t0 = performance.now();
-          const res = await json(`${url}/api/v1/orchestrator/workers/enroll`, {
-            method: 'POST',
-            body: {
-              token: joinToken,
-              csr: csrPem,
-              hostname: `${name}.bench.local`,
-              address: '127.0.0.1',
-              os: 'linux',
-              arch: 'x64',
-              version: 'bench',
-              driver: 'process',
-              name,
-            },
-          }).catch((err) => ({ status: 0, body: String(err) }));
-          latencies.push(performance.now() - t0);
-          if (res.status === 201 || res.status === 200) {
-            if (typeof res.body.certificate !== 'string') throw new Error('enrolled without a certificate');
-            out[i] = { id: res.body.worker_id, keyPem, certPem: res.body.certificate };
-            caPem ??= res.body.ca_certificate;
-            break;
-          }
-          if (attempt >= 3) throw new Error(`enroll ${name}: ${res.status} ${JSON.stringify(res.body)}`);
-          retries++;
-          await sleep(500);
-        }
-      }
-    }),
-  );
-  latencies.sort((a, b) => a - b);
-  return {
-    identities: out,
-    caPem,
-    seconds: (performance.now() - started) / 1000,
-    p50: percentile(latencies, 0.5),
-    p99: percentile(latencies, 0.99),
-    retries,
-  };
+function enroll(url, joinToken, first, count) {
+  return enrollAgents(url, joinToken, first, count, { concurrency: ENROLL_CONCURRENCY });
 }
 
 // ---- load processes ----
 
-class LoadProcess {
+class LoadProcess extends IpcChild {
   constructor() {
-    this.child = fork(new URL('./agents-load.mjs', import.meta.url).pathname, [], {
+    super(new URL('./agents-load.mjs', import.meta.url).pathname, {
       // grpc-js sets the TLS servername to the IP it dials; Node warns once per process.
       execArgv: ['--max-old-space-size=8192', '--no-deprecation'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    /** Requests to one load process are sequential: at most one answer is awaited. */
-    this.waiter = undefined;
-    this.child.on('message', (msg) => {
-      const waiter = this.waiter;
-      if (!waiter || (msg.type !== 'error' && msg.type !== waiter.reply)) return;
-      this.waiter = undefined;
-      if (msg.type === 'error') waiter.reject(new Error(`load process: ${msg.message}`));
-      else waiter.resolve(msg);
-    });
-    this.child.on('exit', (code) => {
-      this.waiter?.reject(new Error(`load process exited ${code}`));
-      this.waiter = undefined;
-    });
-  }
-
-  get pid() {
-    return this.child.pid;
-  }
-
-  request(message, reply) {
-    return new Promise((resolve, reject) => {
-      this.waiter = { reply, resolve, reject };
-      this.child.send(message);
-    });
-  }
-
-  async stop() {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((r) => this.child.once('exit', r));
-    await this.request({ type: 'stop' }, 'stopped').catch(() => {});
-    await Promise.race([exited, sleep(10_000)]);
-    if (this.child.exitCode === null) this.child.kill('SIGKILL');
   }
 }
 

@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark, each printing a markdown table. Record results in docs/benchmarks.md.
 import { cpus, totalmem } from 'node:os';
 import { agentsBench } from './agents.mjs';
+import { dispatchBench } from './dispatch.mjs';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
 import { tokensBench } from './tokens.mjs';
 
@@ -10,6 +11,7 @@ const benches = {
   live: liveThroughputBench,
   tokens: tokensBench,
   agents: agentsBench,
+  dispatch: dispatchBench,
 };
 
 console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);
