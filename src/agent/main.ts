@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, FatalAgentError } from './agent.js';
+import { parseUlimits } from './drivers/docker.driver.js';
 import { agentLogger } from './logger.js';
 
 const USAGE = `usage: stack-agent --server URL [--token TOKEN] [--data-dir DIR] [--name NAME]
@@ -49,6 +50,14 @@ function main(): void {
   if (values['probe-port'] !== 'off' && !/^\d{1,5}$/.test(values['probe-port'])) {
     process.stderr.write(`stack-agent: --probe-port wants a port number or off\n`);
     process.exit(2);
+  }
+  if (values['docker-ulimits'] !== undefined) {
+    try {
+      parseUlimits(values['docker-ulimits']);
+    } catch (err) {
+      process.stderr.write(`stack-agent: --docker-ulimits: ${(err as Error).message}\n`);
+      process.exit(2);
+    }
   }
   const labels: Record<string, string> = {};
   for (const pair of values.label) {
