@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager, Repository } from 'typeorm';
+import { DataSource, type EntityManager, In, Repository } from 'typeorm';
 import type { Cursor } from '../common/pagination.js';
 import { JobEntity, type JobServiceResult } from './entities/job.entity.js';
 import { JOB_STATES, nextJobState, type JobEvent, type JobState, type JobType } from './job-state.js';
@@ -51,6 +51,11 @@ export class JobsRepository {
   /** Unscoped: agents name jobs by id only, and a job is only ever sent to its own worker. */
   findById(id: string): Promise<JobEntity | null> {
     return this.repo.findOneBy({ id });
+  }
+
+  findByIds(ids: string[]): Promise<JobEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.repo.findBy({ id: In([...new Set(ids)]) });
   }
 
   listInOwner(owner: string, filter: JobFilter, limit: number, after?: Cursor): Promise<JobEntity[]> {

@@ -31,6 +31,8 @@ const MAX_LINE_CHARS = 4096;
 const MAX_BUFFERED_LINES = 50_000;
 /** Jobs whose line count is remembered. */
 const MAX_COUNTED_JOBS = 10_000;
+/** Final job events waiting for a write; more are dropped (the agent sends them again on reconnect). */
+const MAX_BUFFERED_RESULTS = 10_000;
 
 /** Text PostgreSQL accepts: no NUL, no other control characters but tab. */
 // eslint-disable-next-line no-control-regex -- removing control characters is the point
@@ -99,6 +101,8 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   /** Lines seen per job (bounded: the oldest entries go first). */
   private lineCounts = new Map<string, number>();
   private droppedLines = 0;
+  /** Final job events waiting for the next write. */
+  private results: { workerId: string; event: JobEventMsg }[] = [];
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -338,9 +342,11 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       case 'succeeded':
       case 'failed':
       case 'cancelled':
-        void this.agentFinished(workerId, event).catch((err: unknown) =>
-          this.logger.warn({ err, job_id: event.job_id, worker_id: workerId }, 'job result not recorded'),
-        );
+        // Handled in the next write, after this job's confirmation and lines.
+        if (this.results.length < MAX_BUFFERED_RESULTS) this.results.push({ workerId, event });
+        else
+          this.logger.warn({ job_id: event.job_id, worker_id: workerId }, 'job result dropped: buffer full');
+        this.scheduleFlush();
         return;
       default:
         if (lines.length > 0) this.scheduleFlush();
@@ -573,9 +579,26 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     this.wake();
   }
 
-  private async agentFinished(workerId: string, event: JobEventMsg): Promise<void> {
-    await this.flush();
-    const job = await this.repository.findById(event.job_id);
+  /** Results of a flush batch: the jobs read in one statement, then each moved on its own. */
+  private async agentResults(batch: { workerId: string; event: JobEventMsg }[]): Promise<void> {
+    if (batch.length === 0) return;
+    const jobs = new Map(
+      (await this.repository.findByIds(batch.map((b) => b.event.job_id))).map((j) => [j.id, j]),
+    );
+    for (const { workerId, event } of batch) {
+      try {
+        await this.agentFinished(workerId, event, jobs.get(event.job_id));
+      } catch (err) {
+        this.logger.warn({ err, job_id: event.job_id, worker_id: workerId }, 'job result not recorded');
+      }
+    }
+  }
+
+  private async agentFinished(
+    workerId: string,
+    event: JobEventMsg,
+    job: JobEntity | undefined,
+  ): Promise<void> {
     if (!job || job.workerId !== workerId) return;
     const results = (event.results ?? []).slice(0, 500).map((r) => ({
       name: printable(String(r.name)).slice(0, 63),
@@ -681,6 +704,8 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
         progress: p.progress,
       }));
       const lines = this.lines;
+      const results = this.results;
+      this.results = [];
       this.accepted = [];
       this.progress = new Map();
       this.lines = [];
@@ -708,6 +733,11 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
         await this.repository.appendLogs(lines);
       } catch (err) {
         this.logger.warn({ err, lines: lines.length }, 'job output lines not written');
+      }
+      try {
+        await this.agentResults(results);
+      } catch (err) {
+        this.logger.warn({ err, results: results.length }, 'job results not recorded');
       }
     });
     return this.flushing;
