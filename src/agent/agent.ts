@@ -42,6 +42,8 @@ export interface AgentOptions {
   /** Docker driver: the Engine API socket, and ulimits for every container (`nofile=1024:1024`). */
   dockerSocket?: string;
   dockerUlimits?: string;
+  /** The agent's environment (read once by main): PATH, DOCKER_HOST and `${NAME}` values. */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 const MIN_BACKOFF_MS = 500;
@@ -89,7 +91,7 @@ export class Agent {
     private readonly log: Logger,
   ) {
     this.store = new IdentityStore(options.dataDir);
-    this.dockerSocket = options.dockerSocket ?? defaultDockerSocket();
+    this.dockerSocket = options.dockerSocket ?? defaultDockerSocket(options.env.DOCKER_HOST);
     const driver: Driver =
       options.driver === 'docker'
         ? new DockerDriver({
@@ -97,8 +99,8 @@ export class Agent {
             log,
             ulimits: options.dockerUlimits ? parseUlimits(options.dockerUlimits) : undefined,
           })
-        : new ProcessDriver(options.dataDir, log);
-    this.runner = new JobRunner(driver, options.dataDir, log);
+        : new ProcessDriver(options.dataDir, log, options.env.PATH);
+    this.runner = new JobRunner(driver, options.dataDir, log, options.env);
   }
 
   /** Runs until stop() or a fatal error; the probe listener closes either way. */

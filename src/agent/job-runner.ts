@@ -57,7 +57,8 @@ export class JobRunner {
     private readonly driver: Driver,
     dataDir: string,
     private readonly log: Logger,
-    private readonly env: NodeJS.ProcessEnv = process.env,
+    /** The agent's environment, read by its main: where `${NAME}` values come from. */
+    private readonly env: Readonly<Record<string, string | undefined>>,
   ) {
     this.store = new DesiredStateStore(dataDir);
     for (const record of this.store.all())

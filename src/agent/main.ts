@@ -86,6 +86,8 @@ function main(): void {
       agentEndpoint: values['agent-endpoint'],
       dockerSocket: values['docker-socket'],
       dockerUlimits: values['docker-ulimits'],
+      // The agent's one read of its environment.
+      env: { ...process.env },
       probe:
         values['probe-port'] === 'off'
           ? undefined

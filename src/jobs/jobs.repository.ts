@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager, In, Repository } from 'typeorm';
 import type { Cursor } from '../common/pagination.js';
-import { JobEntity, type JobServiceResult } from './entities/job.entity.js';
+import { JobEntity } from './entities/job.entity.js';
 import { JOB_STATES, nextJobState, type JobEvent, type JobState, type JobType } from './job-state.js';
 
 export interface JobFilter {
@@ -218,14 +218,6 @@ export class JobsRepository {
     );
   }
 
-  async logCount(jobId: string): Promise<number> {
-    const [row] = await this.dataSource.query<{ n: string }[]>(
-      'SELECT count(*) AS n FROM job_logs WHERE job_id = $1',
-      [jobId],
-    );
-    return Number(row?.n ?? 0);
-  }
-
   async logs(jobId: string, afterId: number, limit: number): Promise<JobLogLine[]> {
     const rows = await this.dataSource.query<{ id: string; time: Date; line: string }[]>(
       'SELECT id, time, line FROM job_logs WHERE job_id = $1 AND id > $2 ORDER BY id LIMIT $3',
@@ -267,9 +259,5 @@ export class JobsRepository {
       .where('j.worker_id = :workerId', { workerId })
       .andWhere("j.status IN ('dispatched', 'running', 'cancelling')")
       .getMany();
-  }
-
-  async setResults(id: string, results: JobServiceResult[]): Promise<void> {
-    await this.repo.update({ id }, { results });
   }
 }

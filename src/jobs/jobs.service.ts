@@ -1,3 +1,4 @@
+import { isUuid } from '../common/ids.js';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
@@ -17,7 +18,6 @@ import { jobFinished, jobNotFound, nothingToCleanUp, stackBusy } from './jobs.er
 import { isActiveJobConflict, JobsRepository } from './jobs.repository.js';
 import { place, type PlacementCandidate } from './placement.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Jobs taken from the queue per dispatcher round. */
 const CLAIM_BATCH = 200;
 /** The dispatcher looks at the queue this often even when nothing woke it (other replicas' jobs). */
@@ -139,10 +139,10 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   // ---- creation and the operator API ----
 
   /**
-   * Queues a job; a stack with an unfinished job refuses another (409). With `nothingToDo` the job
+   * Queues a job; a stack with an unfinished job refuses another (409). With `noWorkerNeeded` the job
    * then succeeds at once (destroying a stack that was never placed).
    */
-  async create(input: NewJob, nothingToDo = false): Promise<JobEntity> {
+  async create(input: NewJob, noWorkerNeeded = false): Promise<JobEntity> {
     const now = new Date();
     const job = Object.assign(new JobEntity(), {
       id: randomUUID(),
@@ -175,7 +175,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       if (isActiveJobConflict(err)) throw stackBusy(input.stackId);
       throw err;
     }
-    if (nothingToDo) {
+    if (noWorkerNeeded) {
       const done = await this.repository.transition(
         job.id,
         { type: 'nothing_to_do' },
@@ -324,7 +324,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   }
 
   jobEvent(workerId: string, event: JobEventMsg): void {
-    if (!UUID.test(event.job_id)) return;
+    if (!isUuid(event.job_id)) return;
     const lines = (event.lines ?? []).slice(0, 1000);
     for (const line of lines) this.bufferLine(event.job_id, workerId, line);
     switch (event.phase) {
@@ -745,7 +745,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
 
   private async findOwned(id: string): Promise<JobEntity> {
     const owner = RequestContext.requireCaller().owner;
-    const job = UUID.test(id) ? await this.repository.findInOwner(owner, id) : null;
+    const job = isUuid(id) ? await this.repository.findInOwner(owner, id) : null;
     if (!job) throw jobNotFound(id);
     return job;
   }

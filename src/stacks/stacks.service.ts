@@ -1,3 +1,4 @@
+import { isUuid } from '../common/ids.js';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
@@ -27,7 +28,6 @@ import {
 } from './stacks.errors.js';
 import { isNameConflict, StacksRepository } from './stacks.repository.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Services per state report taken from an agent. */
 const MAX_REPORTED_SERVICES = 2000;
 /** How often stack_stacks_total is re-counted (stacks change on other replicas too). */
@@ -422,7 +422,7 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
 
   private async findOwned(id: string): Promise<StackEntity> {
     const owner = RequestContext.requireCaller().owner;
-    const stack = UUID.test(id) ? await this.repository.findInOwner(owner, id) : null;
+    const stack = isUuid(id) ? await this.repository.findInOwner(owner, id) : null;
     if (!stack) throw stackNotFound(id);
     return stack;
   }

@@ -1,3 +1,4 @@
+import { isUuid } from '../common/ids.js';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
@@ -37,8 +38,6 @@ import {
   tooManyEnrollmentFailures,
 } from './workers.errors.js';
 import { WorkersRepository } from './workers.repository.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** host:port (IPv4, name, or [IPv6]) with a real port: what a probe may be sent to. */
 const PROBE_ADDRESS = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]{1,253}):([1-9]\d{0,4})$/;
@@ -456,7 +455,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
 
   private async findOwned(id: string): Promise<WorkerEntity> {
     const owner = RequestContext.requireCaller().owner;
-    const worker = UUID.test(id) ? await this.repository.findInOwner(owner, id) : null;
+    const worker = isUuid(id) ? await this.repository.findInOwner(owner, id) : null;
     if (!worker) throw new NotFoundError(`No worker ${id}.`);
     return worker;
   }

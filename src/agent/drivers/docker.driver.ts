@@ -51,7 +51,7 @@ export interface DockerDriverOptions {
 }
 
 /** `DOCKER_HOST=unix:///path` gives /path; anything else (tcp, unset) the usual socket. */
-export function defaultDockerSocket(dockerHost: string | undefined = process.env.DOCKER_HOST): string {
+export function defaultDockerSocket(dockerHost: string | undefined): string {
   if (dockerHost?.startsWith('unix://')) return dockerHost.slice('unix://'.length);
   return '/var/run/docker.sock';
 }
@@ -97,7 +97,7 @@ export class DockerDriver implements Driver {
   private readonly stopTimeout: number;
 
   constructor(options: DockerDriverOptions) {
-    this.socketPath = options.socketPath ?? defaultDockerSocket();
+    this.socketPath = options.socketPath ?? defaultDockerSocket(undefined);
     this.docker = new Docker({ socketPath: this.socketPath });
     this.log = options.log.child({ driver: 'docker' });
     this.ulimits = options.ulimits ?? [];

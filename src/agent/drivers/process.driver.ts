@@ -64,6 +64,8 @@ export class ProcessDriver implements Driver {
   constructor(
     private readonly dataDir: string,
     private readonly log: Logger,
+    /** The agent's PATH, the one variable of its environment a service gets. */
+    private readonly path = '/usr/local/bin:/usr/bin:/bin',
   ) {
     this.killStale();
   }
@@ -209,7 +211,7 @@ export class ProcessDriver implements Driver {
     try {
       child = spawn(file, args, {
         cwd: this.stackDir(s.stack.id),
-        env: { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', ...s.spec.env },
+        env: { PATH: this.path, ...s.spec.env },
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
       });
