@@ -1,32 +1,44 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
+import { addressKey } from './address-key.js';
 import { FixedWindowCounter } from './rate-limiter.js';
 
-/** The two limits of the auth module: failed client authentication, and requests per client. */
+/** The two limits of the auth module: failed authentication, and requests per client. */
 @Injectable()
 export class RateLimitsService {
-  readonly authFailures: FixedWindowCounter;
+  /** Failures of one client id from one network: what a guesser of that client's secret runs into. */
+  private readonly clientFailures: FixedWindowCounter;
+  /** Failures from one network whatever the id: spraying ids, refresh tokens or join tokens. */
+  private readonly addressFailures: FixedWindowCounter;
   private readonly requests: FixedWindowCounter | undefined;
 
   constructor(config: AppConfig) {
-    this.authFailures = new FixedWindowCounter(config.authFailureLimit, config.authFailureWindowMs);
+    this.clientFailures = new FixedWindowCounter(config.authFailureLimit, config.authFailureWindowMs);
+    this.addressFailures = new FixedWindowCounter(config.authFailureAddressLimit, config.authFailureWindowMs);
     this.requests =
       config.rateLimitRequests > 0
         ? new FixedWindowCounter(config.rateLimitRequests, config.rateLimitWindowMs)
         : undefined;
   }
 
-  /** Seconds to wait before authenticating again as `clientId` or from `ip`; 0 when allowed. */
+  /**
+   * Seconds to wait before authenticating again as `clientId` from `ip`; 0 when allowed. Failures
+   * never count against a client id alone, so nobody can lock a client out for callers elsewhere.
+   */
   authBlockedFor(clientId: string | undefined, ip: string | undefined): number {
+    if (!ip) return 0;
+    const network = addressKey(ip);
     return Math.max(
-      clientId ? this.authFailures.retryAfter(`client:${clientId.slice(0, 128)}`) : 0,
-      ip ? this.authFailures.retryAfter(`ip:${ip}`) : 0,
+      clientId ? this.clientFailures.retryAfter(pairKey(clientId, network)) : 0,
+      this.addressFailures.retryAfter(network),
     );
   }
 
   recordAuthFailure(clientId: string | undefined, ip: string | undefined): void {
-    if (clientId) this.authFailures.hit(`client:${clientId.slice(0, 128)}`);
-    if (ip) this.authFailures.hit(`ip:${ip}`);
+    if (!ip) return;
+    const network = addressKey(ip);
+    if (clientId) this.clientFailures.hit(pairKey(clientId, network));
+    this.addressFailures.hit(network);
   }
 
   /** Counts a request of `clientId`; seconds to wait when over the limit, else 0. */
@@ -34,3 +46,5 @@ export class RateLimitsService {
     return this.requests?.hit(clientId) ?? 0;
   }
 }
+
+const pairKey = (clientId: string, network: string): string => `${clientId.slice(0, 128)}\n${network}`;

@@ -164,8 +164,15 @@ export const VARIABLES = {
   },
   AUTH_FAILURE_LIMIT: {
     default: '10',
-    description: 'Failed client authentications per client id or address per AUTH_FAILURE_WINDOW before 429',
+    description:
+      'Failed authentications of one client id from one address (IPv6: one /64) per AUTH_FAILURE_WINDOW before 429',
     parse: positiveInt(1, 100_000),
+  },
+  AUTH_FAILURE_ADDRESS_LIMIT: {
+    default: '30',
+    description:
+      'Failed authentications from one address (IPv6: one /64), whatever the client id, per AUTH_FAILURE_WINDOW before 429',
+    parse: positiveInt(1, 1_000_000),
   },
   AUTH_FAILURE_WINDOW: {
     default: '5m',
@@ -254,6 +261,7 @@ export class AppConfig {
   readonly rateLimitRequests: number;
   readonly rateLimitWindowMs: number;
   readonly authFailureLimit: number;
+  readonly authFailureAddressLimit: number;
   readonly authFailureWindowMs: number;
 
   /** The raw values as read, by variable name, for the sanitized view. */
@@ -307,6 +315,7 @@ export class AppConfig {
     this.rateLimitRequests = read('RATE_LIMIT_REQUESTS') ?? 0;
     this.rateLimitWindowMs = read('RATE_LIMIT_WINDOW') ?? 0;
     this.authFailureLimit = read('AUTH_FAILURE_LIMIT') ?? 0;
+    this.authFailureAddressLimit = read('AUTH_FAILURE_ADDRESS_LIMIT') ?? 0;
     this.authFailureWindowMs = read('AUTH_FAILURE_WINDOW') ?? 0;
     if ((this.bootstrapClientId === undefined) !== (this.bootstrapClientSecret === undefined)) {
       problems.push('BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET must be set together');

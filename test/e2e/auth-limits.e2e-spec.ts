@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 
@@ -7,6 +8,7 @@ describe('rate limits', () => {
     t = await startTestApp({
       env: {
         AUTH_FAILURE_LIMIT: '3',
+        AUTH_FAILURE_ADDRESS_LIMIT: '6',
         AUTH_FAILURE_WINDOW: '1m',
         RATE_LIMIT_REQUESTS: '15',
         RATE_LIMIT_WINDOW: '1m',
@@ -15,32 +17,75 @@ describe('rate limits', () => {
   });
   afterAll(() => t.close());
 
-  const attempt = (clientId: string, secret: string) =>
-    t.http
-      .post('/oauth/token')
-      .send({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret });
+  /** A token request sent from `from`, a loopback address of the test's choosing. */
+  const attempt = (clientId: string, secret: string, from = '127.0.0.1') =>
+    new Promise<{ status: number; body: Record<string, unknown>; retryAfter: string | undefined }>(
+      (resolve, reject) => {
+        const payload = JSON.stringify({
+          grant_type: 'client_credentials',
+          client_id: clientId,
+          client_secret: secret,
+        });
+        const req = request(
+          `${t.url}/oauth/token`,
+          { method: 'POST', localAddress: from, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                body: JSON.parse(text) as Record<string, unknown>,
+                retryAfter: res.headers['retry-after'],
+              }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end(payload);
+      },
+    );
 
-  it('repeated failed authentication of one client id gets 429 with Retry-After, even with the right secret', async () => {
-    const created = await t.http
-      .post('/api/v1/auth/clients')
-      .set('Authorization', await t.adminAuth())
-      .send({ name: 'target', scopes: ['orchestrator:read'] })
-      .expect(201);
-    const id = created.body.client_id as string;
-    for (let i = 0; i < 3; i++) expect((await attempt(id, 'guess')).status).toBe(401);
-    const blocked = await attempt(id, created.body.client_secret as string);
+  const newClient = async (name: string) =>
+    (
+      await t.http
+        .post('/api/v1/auth/clients')
+        .set('Authorization', await t.adminAuth())
+        .send({ name, scopes: ['orchestrator:read'] })
+        .expect(201)
+    ).body as { client_id: string; client_secret: string };
+
+  it('a guesser of one client is refused with 429 and Retry-After, even with the right secret', async () => {
+    const target = await newClient('target');
+    for (let i = 0; i < 3; i++)
+      expect((await attempt(target.client_id, 'guess', '127.0.0.2')).status).toBe(401);
+    const blocked = await attempt(target.client_id, target.client_secret, '127.0.0.2');
     expect(blocked.status).toBe(429);
     expect(blocked.body.error).toBe('temporarily_unavailable');
-    const retryAfter = Number(blocked.headers['retry-after']);
+    const retryAfter = Number(blocked.retryAfter);
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(60);
   });
 
-  it('counts failures per address too: after the limit, any client id from it is refused', async () => {
-    // The previous test spent this address's budget (3 failures).
-    const res = await attempt('some-other-client', 'guess');
+  it('never locks the client out for callers elsewhere: the right secret from another address works', async () => {
+    const target = await newClient('victim');
+    for (let i = 0; i < 5; i++) await attempt(target.client_id, 'guess', '127.0.0.3');
+    expect((await attempt(target.client_id, target.client_secret, '127.0.0.3')).status).toBe(429);
+    const elsewhere = await attempt(target.client_id, target.client_secret, '127.0.0.4');
+    expect(elsewhere.status).toBe(200);
+    expect(typeof elsewhere.body.access_token).toBe('string');
+  });
+
+  it('counts failures per address too: past its limit, any client id from it is refused', async () => {
+    // AUTH_FAILURE_ADDRESS_LIMIT is 6: spraying six ids spends the address's budget.
+    for (let i = 0; i < 6; i++)
+      expect((await attempt(`sprayed-${i}`, 'guess', '127.0.0.5')).status).toBe(401);
+    const target = await newClient('sprayed-target');
+    const res = await attempt(target.client_id, target.client_secret, '127.0.0.5');
     expect(res.status).toBe(429);
-    expect(res.headers['retry-after']).toBeDefined();
+    expect(res.retryAfter).toBeDefined();
+    expect((await attempt(target.client_id, target.client_secret, '127.0.0.6')).status).toBe(200);
   });
 
   it('limits the requests of one client per window with a 429 problem and Retry-After', async () => {
