@@ -75,7 +75,12 @@ export class AccessGuard extends AuthGuard('jwt') {
           throw invalidToken(jwtReason(reason.message));
       }
     }
-    this.logger.error({ err: reason }, 'token verification failed unexpectedly');
+    // Whatever a client sends as a token is its problem, not ours: a 401 and a debug record, so a
+    // flood of bad tokens cannot fill the error log (and the record carries no stack).
+    this.logger.debug(
+      { reason: reason instanceof Error ? `${reason.name}: ${reason.message}` : typeof reason },
+      'token refused',
+    );
     throw invalidToken('verification failed');
   }
 }

@@ -118,7 +118,9 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
       credentials.scheme,
     );
     const scopes = narrow(client.scopes, field(body, 'scope'));
-    return this.issue(client, scopes, randomUUID(), 'client_credentials');
+    const issued = await this.issue(client, scopes, randomUUID());
+    await this.refreshTokens.insert(issued.successor);
+    return this.issued(client, issued, 'client_credentials');
   }
 
   private async refresh(body: TokenRequestBody, authorization: string | undefined): Promise<TokenResponse> {
@@ -134,48 +136,43 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
       ? await this.clients.authenticate(credentials.clientId, credentials.secret, credentials.scheme)
       : undefined;
 
-    const result = await this.refreshTokens.redeem(tokenDigest(token));
-    if (result.outcome === 'reused') {
-      const revoked = await this.refreshTokens.revokeFamily(result.token.familyId);
-      await this.audit.record({
-        action: 'refresh.reuse_detected',
-        outcome: 'failure',
-        owner: result.token.owner,
-        actor: result.token.clientId,
-        target: result.token.familyId,
-        details: { revoked },
-      });
-      throw invalidGrant('The refresh token was already used; every token of its family is revoked.');
-    }
-    if (result.outcome === 'invalid') {
+    const stored = await this.refreshTokens.findByHash(tokenDigest(token));
+    if (stored && stored.usedAt !== null && stored.revokedAt === null) return this.reused(stored);
+    if (!stored || stored.revokedAt !== null || stored.expiresAt.getTime() <= Date.now()) {
       this.limits.recordAuthFailure(undefined, ip);
       throw invalidGrant('The refresh token is invalid, expired or revoked.');
     }
-    const stored = result.token;
     if (authenticated && authenticated.clientId !== stored.clientId) {
       throw invalidGrant('The refresh token was issued to another client.');
     }
     const client = authenticated ?? (await this.clients.findActive(stored.clientId));
     if (!client) throw invalidGrant('The client of this refresh token no longer exists or is disabled.');
-    // A refresh never widens: the original grant, and what the client holds today.
+    // A refresh never widens: the original grant, and what the client holds today. Every refusal
+    // happens before the token is redeemed, so a refused request leaves it usable.
     const original = parseScopeParam(stored.scope).filter((s) => isScope(s) && hasScope(client.scopes, s));
     const scopes = narrow(original, field(body, 'scope'));
-    const issued = await this.issue(client, scopes, stored.familyId, 'refresh_token');
-    // A replay of the same token racing this request may have revoked the family after our redeem
-    // but before our insert: then the new token must not survive either.
-    if (await this.refreshTokens.familyRevoked(stored.familyId)) {
-      await this.refreshTokens.revokeFamily(stored.familyId);
-      throw invalidGrant('The refresh token was already used; every token of its family is revoked.');
-    }
-    return issued;
+    const issued = await this.issue(client, scopes, stored.familyId);
+    // Lost the race to a concurrent refresh with the same token: that is a reuse too.
+    if (!(await this.refreshTokens.rotate(stored.tokenHash, issued.successor))) return this.reused(stored);
+    return this.issued(client, issued, 'refresh_token');
   }
 
-  private async issue(
-    client: ClientEntity,
-    scopes: string[],
-    familyId: string,
-    grant: string,
-  ): Promise<TokenResponse> {
+  /** A used refresh token presented again: its whole family is revoked. */
+  private async reused(token: RefreshTokenEntity): Promise<never> {
+    const revoked = await this.refreshTokens.revokeFamily(token.familyId);
+    await this.audit.record({
+      action: 'refresh.reuse_detected',
+      outcome: 'failure',
+      owner: token.owner,
+      actor: token.clientId,
+      target: token.familyId,
+      details: { revoked },
+    });
+    throw invalidGrant('The refresh token was already used; every token of its family is revoked.');
+  }
+
+  /** A signed access token and a new refresh token, not yet stored. */
+  private async issue(client: ClientEntity, scopes: string[], familyId: string): Promise<Issued> {
     const jti = randomUUID();
     const ttlSeconds = Math.floor(this.config.accessTokenTtlMs / 1000);
     const scope = scopes.join(' ');
@@ -192,8 +189,16 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
       ttlSeconds,
     );
     const refreshToken = randomToken('rt_', 32);
-    await this.refreshTokens.insert(
-      Object.assign(new RefreshTokenEntity(), {
+    return {
+      jti,
+      response: {
+        access_token: accessToken,
+        token_type: 'Bearer',
+        expires_in: ttlSeconds,
+        refresh_token: refreshToken,
+        scope,
+      },
+      successor: Object.assign(new RefreshTokenEntity(), {
         id: randomUUID(),
         tokenHash: tokenDigest(refreshToken),
         familyId,
@@ -205,22 +210,27 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
         usedAt: null,
         revokedAt: null,
       }),
-    );
+    };
+  }
+
+  /** Audits a stored issue and answers it. */
+  private async issued(client: ClientEntity, issued: Issued, grant: string): Promise<TokenResponse> {
     await this.audit.record({
       action: 'token.issued',
       owner: client.owner,
       actor: client.clientId,
-      target: jti,
-      details: { grant, scope },
+      target: issued.jti,
+      details: { grant, scope: issued.response.scope },
     });
-    return {
-      access_token: accessToken,
-      token_type: 'Bearer',
-      expires_in: ttlSeconds,
-      refresh_token: refreshToken,
-      scope,
-    };
+    return issued.response;
   }
+}
+
+interface Issued {
+  jti: string;
+  response: TokenResponse;
+  /** The new refresh token's row. */
+  successor: RefreshTokenEntity;
 }
 
 /** A string field of the body; anything else given is a malformed request. */

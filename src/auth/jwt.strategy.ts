@@ -6,6 +6,7 @@ import { ExtractJwt, Strategy } from 'passport-jwt';
 import type { Caller } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
 import { ClientsService } from './clients.service.js';
+import { isCanonicalEs256Signature } from './es256.js';
 import { JWT_ALG, SigningKeysService } from './signing-keys.service.js';
 
 const ACCESS_TOKEN_TYP = /^(application\/)?at\+jwt$/i;
@@ -45,6 +46,8 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
           return done(new TokenRejected('not an access token (typ must be at+jwt)'));
         }
         if (typeof header.kid !== 'string') return done(new TokenRejected('no key id'));
+        if (!isCanonicalEs256Signature(rawJwt.slice(rawJwt.lastIndexOf('.') + 1)))
+          return done(new TokenRejected('malformed or non-canonical signature'));
         keys.verificationKey(header.kid).then(
           (key?: KeyObject) =>
             key ? done(null, key as unknown as string) : done(new TokenRejected('unknown signing key')),

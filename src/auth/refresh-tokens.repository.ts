@@ -2,16 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, IsNull, Repository } from 'typeorm';
 import { RefreshTokenEntity } from './entities/refresh-token.entity.js';
 
-export type RedeemResult =
-  | { outcome: 'redeemed'; token: RefreshTokenEntity }
-  | { outcome: 'reused'; token: RefreshTokenEntity }
-  | { outcome: 'invalid' };
-
 @Injectable()
 export class RefreshTokensRepository {
   private readonly repo: Repository<RefreshTokenEntity>;
 
-  constructor(dataSource: DataSource) {
+  constructor(private readonly dataSource: DataSource) {
     this.repo = dataSource.getRepository(RefreshTokenEntity);
   }
 
@@ -19,34 +14,38 @@ export class RefreshTokensRepository {
     await this.repo.insert(token);
   }
 
-  /**
-   * Marks the token used in one atomic statement, so two concurrent refreshes with the same token
-   * cannot both succeed. A token already used is reported as reuse; expired, revoked or unknown
-   * tokens as invalid.
-   */
-  async redeem(tokenHash: string): Promise<RedeemResult> {
-    const redeemed = await this.repo
-      .createQueryBuilder()
-      .update()
-      .set({ usedAt: () => 'now()' })
-      .where('token_hash = :tokenHash AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()', {
-        tokenHash,
-      })
-      .returning('*')
-      .execute();
-    const row = (redeemed.raw as RefreshTokenRow[])[0];
-    if (row) return { outcome: 'redeemed', token: fromRow(row) };
-    // Not redeemable: tell a replay of a used token from anything else.
-    const token = await this.repo.findOneBy({ tokenHash });
-    if (token && token.usedAt !== null && token.revokedAt === null) return { outcome: 'reused', token };
-    return { outcome: 'invalid' };
+  /** The token with this digest, whatever its state. */
+  findByHash(tokenHash: string): Promise<RefreshTokenEntity | null> {
+    return this.repo.findOneBy({ tokenHash });
   }
 
-  /** Whether any token of the family was revoked (reuse was detected). */
-  async familyRevoked(familyId: string): Promise<boolean> {
-    const rows = await this.repo.query<unknown[]>(
-      'SELECT 1 FROM refresh_tokens WHERE family_id = $1 AND revoked_at IS NOT NULL LIMIT 1',
-      [familyId],
+  /**
+   * Redeems the token and stores its successor in one statement (one transaction), so a failure
+   * between the two cannot end a chain. The redeem is a conditional UPDATE: of two concurrent
+   * refreshes with one token exactly one wins; the other waits on the row lock, then finds nothing
+   * to redeem and inserts nothing (false), which the caller treats as reuse.
+   */
+  async rotate(tokenHash: string, next: RefreshTokenEntity): Promise<boolean> {
+    const rows = await this.dataSource.query<unknown[]>(
+      `WITH redeemed AS (
+         UPDATE refresh_tokens SET used_at = now()
+          WHERE token_hash = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > now()
+          RETURNING 1)
+       INSERT INTO refresh_tokens
+         (id, token_hash, family_id, client_id, owner, scope, created_at, expires_at, used_at, revoked_at)
+       SELECT $2, $3, $4, $5, $6, $7, $8, $9, NULL, NULL FROM redeemed
+       RETURNING id`,
+      [
+        tokenHash,
+        next.id,
+        next.tokenHash,
+        next.familyId,
+        next.clientId,
+        next.owner,
+        next.scope,
+        next.createdAt,
+        next.expiresAt,
+      ],
     );
     return rows.length > 0;
   }
@@ -62,32 +61,4 @@ export class RefreshTokensRepository {
     const result = await this.repo.createQueryBuilder().delete().where('expires_at < now()').execute();
     return result.affected ?? 0;
   }
-}
-
-interface RefreshTokenRow {
-  id: string;
-  token_hash: string;
-  family_id: string;
-  client_id: string;
-  owner: string;
-  scope: string;
-  created_at: Date;
-  expires_at: Date;
-  used_at: Date | null;
-  revoked_at: Date | null;
-}
-
-function fromRow(row: RefreshTokenRow): RefreshTokenEntity {
-  return Object.assign(new RefreshTokenEntity(), {
-    id: row.id,
-    tokenHash: row.token_hash,
-    familyId: row.family_id,
-    clientId: row.client_id,
-    owner: row.owner,
-    scope: row.scope,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    usedAt: row.used_at,
-    revokedAt: row.revoked_at,
-  });
 }

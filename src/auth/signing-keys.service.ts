@@ -7,6 +7,7 @@ import {
   generateKeyPairSync,
   type KeyObject,
 } from 'node:crypto';
+import { withLowS } from './es256.js';
 import { AuditService } from '../audit/audit.service.js';
 import { SecretBox } from '../common/secret-box.js';
 import { AppConfig } from '../config/config.js';
@@ -96,11 +97,13 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
   async sign(claims: Record<string, unknown>, expiresInSeconds: number): Promise<string> {
     const signer = this.signer;
     if (!signer?.privateKey) throw new Error('no signing key loaded');
-    return new SignJWT(claims)
+    const jws = await new SignJWT(claims)
       .setProtectedHeader({ alg: JWT_ALG, kid: signer.kid, typ: 'at+jwt' })
       .setIssuedAt()
       .setExpirationTime(`${expiresInSeconds}s`)
       .sign(signer.privateKey);
+    // Verification refuses high-S signatures, so every token is issued in low-S form.
+    return withLowS(jws);
   }
 
   /** The public key for `kid`, reloading once when the kid is unknown; undefined if none. */

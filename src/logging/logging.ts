@@ -90,6 +90,9 @@ export function httpLoggingOptions(): PinoHttpOptions {
     },
     customLogLevel: (req, res, err) => {
       if (err || res.statusCode >= 500) return 'error';
+      // Anyone can send a bad token: at info a flood of them would bury the log. The requests
+      // metric still counts every 401 by its status label.
+      if (res.statusCode === 401) return 'debug';
       if (res.statusCode >= 400) return 'warn';
       // Probes and scrapes arrive every few seconds: keep them out of the info stream.
       return QUIET_PATHS.test(pathOf(req as Req)) ? 'debug' : 'info';

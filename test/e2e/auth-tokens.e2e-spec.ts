@@ -1,10 +1,13 @@
 import { createHmac, createPublicKey } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startTestApp, type TestApp, type TokenPair } from '../support/app.js';
 import { foreignKey, serviceSigningKey, sign, unsignedToken } from '../support/tokens.js';
 
 const ISSUER = 'https://orchestrator.test';
+/** The order of the P-256 group. */
+const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 const AUDIENCE = 'stack-orchestrator';
 
 describe('OAuth token endpoint and access tokens', () => {
@@ -215,6 +218,36 @@ describe('OAuth token endpoint and access tokens', () => {
       expect(wider.body.error).toBe('invalid_scope');
     });
 
+    it('a refresh refused for its scope does not use the token up', async () => {
+      const pair = await t.token(ADMIN, 'orchestrator:read');
+      const refused = await refresh(pair.refresh_token, { scope: 'admin' });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toBe('invalid_scope');
+      const retried = await refresh(pair.refresh_token, { scope: 'orchestrator:read' });
+      expect(retried.status).toBe(200);
+      expect(retried.body.scope).toBe('orchestrator:read');
+    });
+
+    it('a refresh whose new token cannot be stored leaves the old one usable', async () => {
+      const pair = await t.token();
+      const db = t.app.get(DataSource);
+      // The database refuses the successor's INSERT, after the redeem in the same request.
+      await db.query(`CREATE FUNCTION refuse_insert() RETURNS trigger LANGUAGE plpgsql AS
+        $$ BEGIN RAISE EXCEPTION 'refused for the test'; END $$`);
+      await db.query(`CREATE TRIGGER refuse_insert BEFORE INSERT ON refresh_tokens
+        FOR EACH ROW EXECUTE FUNCTION refuse_insert()`);
+      try {
+        const failed = await refresh(pair.refresh_token);
+        expect(failed.status).toBeGreaterThanOrEqual(500);
+      } finally {
+        await db.query('DROP TRIGGER refuse_insert ON refresh_tokens');
+        await db.query('DROP FUNCTION refuse_insert()');
+      }
+      const retried = await refresh(pair.refresh_token);
+      expect(retried.status).toBe(200);
+      expect((await refresh(retried.body.refresh_token as string)).status).toBe(200);
+    });
+
     it('a refresh authenticated as another client is refused', async () => {
       const created = await t.http
         .post('/api/v1/auth/clients')
@@ -352,6 +385,44 @@ describe('OAuth token endpoint and access tokens', () => {
       await expectRefused(await sign(key, { alg: 'ES256', kid, typ: 'JWT' }, claims));
       const { owner: _owner, ...noOwner } = claims;
       await expectRefused(await sign(key, { alg: 'ES256', kid, typ: 'at+jwt' }, noOwner));
+    });
+
+    it('a malformed signature: 401, and nothing above a debug record', async () => {
+      const good = (await t.token()).access_token;
+      const [h, p, sig] = good.split('.');
+      const before = t.logs.lines.length;
+      // Too short, too long, not base64url, and empty: each once broke the verifier's DER conversion.
+      for (const bad of [sig.slice(0, 40), `${sig}AAAA`, '!!!!', 'A'.repeat(86) + '~~']) {
+        await expectRefused(`${h}.${p}.${bad}`);
+      }
+      const loud = t.logs
+        .records()
+        .slice(before)
+        .filter((r) => !['TRACE', 'DEBUG'].includes(r.level));
+      expect(loud).toEqual([]);
+    });
+
+    it('a high-S (non-canonical) ECDSA signature is refused, its low-S twin accepted', async () => {
+      const good = (await t.token()).access_token;
+      const [h, p, sig] = good.split('.');
+      const raw = Buffer.from(sig, 'base64url');
+      const s = BigInt(`0x${raw.subarray(32).toString('hex')}`);
+      // Every token the service issues is low-S, so n - s is the malleated, equally valid signature.
+      expect(s <= P256_N / 2n).toBe(true);
+      const high = Buffer.concat([
+        raw.subarray(0, 32),
+        Buffer.from((P256_N - s).toString(16).padStart(64, '0'), 'hex'),
+      ]);
+      await call(good).expect(200);
+      await expectRefused(`${h}.${p}.${high.toString('base64url')}`);
+    });
+
+    it('signs every token low-S', async () => {
+      for (let i = 0; i < 24; i++) {
+        const sig = Buffer.from((await t.token()).access_token.split('.')[2], 'base64url');
+        expect(sig.length).toBe(64);
+        expect(BigInt(`0x${sig.subarray(32).toString('hex')}`) <= P256_N / 2n).toBe(true);
+      }
     });
 
     it('garbage', async () => {

@@ -2,6 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SignJWT, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { withLowS } from '../../src/auth/es256.js';
 import { SecretBox } from '../../src/common/secret-box.js';
 
 /** The service's own signing key, unsealed the way the service does: for crafting edge-case tokens. */
@@ -19,8 +20,10 @@ export async function serviceSigningKey(
 
 export const foreignKey = (): KeyObject => generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
 
-export function sign(key: KeyObject, header: JWTHeaderParameters, claims: JWTPayload): Promise<string> {
-  return new SignJWT(claims).setProtectedHeader(header).sign(key);
+/** A token as the service would sign it: in low-S form, the only one it accepts. */
+export async function sign(key: KeyObject, header: JWTHeaderParameters, claims: JWTPayload): Promise<string> {
+  const jws = await new SignJWT(claims).setProtectedHeader(header).sign(key);
+  return header.alg === 'ES256' ? withLowS(jws) : jws;
 }
 
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
