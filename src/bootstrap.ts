@@ -6,6 +6,7 @@ import type { Writable } from 'node:stream';
 import { AppModule } from './app.module.js';
 import { RequestContext } from './common/request-context.js';
 import { requestIdMiddleware } from './common/request-id.middleware.js';
+import { securityHeadersMiddleware } from './common/security-headers.js';
 import { StartupState } from './common/startup-state.js';
 import type { AppConfig } from './config/config.js';
 import { installLivenessResponder } from './health/liveness.js';
@@ -29,7 +30,7 @@ export async function createApp(
   app.disable('x-powered-by');
   const metrics = app.get(HttpMetrics);
   // Before any Nest middleware: every request gets an id and is counted, whatever happens next.
-  app.use(requestIdMiddleware, metrics.middleware, RequestContext.middleware);
+  app.use(requestIdMiddleware, securityHeadersMiddleware, metrics.middleware, RequestContext.middleware);
   installLivenessResponder(app.getHttpServer(), metrics, () => PinoLogger.root);
   return app;
 }

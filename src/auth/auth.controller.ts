@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { apiPaths } from '../common/paths.js';
 import type { Page } from '../common/pagination.js';
 import { RequestContext } from '../common/request-context.js';
@@ -28,7 +28,6 @@ export class AuthController {
 
   @Post('clients')
   @RequireScopes('admin')
-  @Header('Cache-Control', 'no-store')
   create(@Body() body: CreateClientDto): Promise<CreatedClient> {
     return this.clients.create(body);
   }

@@ -16,7 +16,6 @@ export class OAuthController {
   @Post('oauth/token')
   @HttpCode(200)
   @Consumes('application/json', 'application/x-www-form-urlencoded')
-  @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
   token(@Body() body: unknown, @Headers('authorization') authorization?: string): Promise<TokenResponse> {
     const fields =

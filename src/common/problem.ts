@@ -71,7 +71,6 @@ export function sendProblem(req: Request, res: Response, input: ProblemInput): v
   }
   for (const [name, value] of Object.entries(input.headers ?? {})) res.setHeader(name, value);
   res.status(input.status);
-  res.setHeader('Cache-Control', 'no-store');
   // originalUrl: inside mounted middleware req.path is relative to the mount point.
   if (req.originalUrl.split('?')[0] === OAUTH_TOKEN_PATH) {
     res.setHeader('Pragma', 'no-cache');

@@ -40,7 +40,6 @@ export class HealthController {
     res: Response,
     checks: Parameters<HealthCheckService['check']>[0],
   ): Promise<HealthCheckResult> {
-    res.setHeader('Cache-Control', 'no-store');
     try {
       return await this.health.check(checks);
     } catch (err) {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { SECURITY_HEADERS } from '../common/security-headers.js';
 import { assignRequestId } from '../common/request-id.middleware.js';
 import type { HttpMetrics } from '../metrics/http-metrics.js';
 
@@ -35,9 +36,9 @@ function respond(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics
   const requestId = assignRequestId(req, res);
   metrics.track(req, res, () => LIVENESS_PATH);
   res.writeHead(200, {
+    ...SECURITY_HEADERS,
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': BODY.length,
-    'Cache-Control': 'no-store',
   });
   res.end(req.method === 'HEAD' ? undefined : BODY);
   if (logger.isLevelEnabled('debug')) {

@@ -17,7 +17,6 @@ export class OrchestratorController {
   @Public()
   async health(@Res({ passthrough: true }) res: Response): Promise<OrchestratorHealth> {
     const health = await this.orchestrator.health();
-    res.setHeader('Cache-Control', 'no-store');
     if (health.status === 'unhealthy') res.status(503);
     return health;
   }

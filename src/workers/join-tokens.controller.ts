@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { RequireScopes } from '../auth/auth.decorators.js';
 import { PageQueryDto } from '../common/pagination.js';
 import { orchestratorPaths } from '../common/paths.js';
@@ -11,7 +11,6 @@ export class JoinTokensController {
 
   @Post()
   @RequireScopes('workers:admin')
-  @Header('Cache-Control', 'no-store')
   create(@Body() body: CreateJoinTokenDto): Promise<CreatedJoinToken> {
     return this.joinTokens.create(body);
   }

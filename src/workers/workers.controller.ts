@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { Public, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import { ConnectivityService, type ConnectivityView } from './connectivity.service.js';
@@ -23,7 +23,6 @@ export class WorkersController {
   /** Agents enroll with a join token instead of an access token. */
   @Post('enroll')
   @Public()
-  @Header('Cache-Control', 'no-store')
   enroll(@Body() body: EnrollDto): Promise<EnrollmentResult> {
     return this.workers.enroll(body);
   }
