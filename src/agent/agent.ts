@@ -79,7 +79,8 @@ export class Agent {
   private stream: Stream | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
-  private wake: (() => void) | undefined;
+  /** Aborted by stop(): ends every wait and every request to the service at once. */
+  private readonly stopped = new AbortController();
   private sequence = 0;
   private probeServer: Server | undefined;
   private probeAddress = '';
@@ -129,6 +130,7 @@ export class Agent {
           identity = await this.enroll();
         } catch (err) {
           if (err instanceof FatalAgentError) throw err;
+          if (this.stopping) break;
           // Rate limited, a 5xx or no network: try again later, like a lost connection.
           const delay = Math.round(Math.random() * backoff);
           this.log.warn({ err: (err as Error).message, delay_ms: delay }, 'enrollment failed; retrying');
@@ -170,7 +172,7 @@ export class Agent {
     }
     this.client?.close();
     this.probeServer?.close();
-    this.wake?.();
+    this.stopped.abort();
   }
 
   private async enroll(): Promise<Identity> {
@@ -219,7 +221,7 @@ export class Agent {
         worker_id: identity.workerId,
         enrollment_secret: identity.enrollmentSecret,
       }).catch((err: unknown) => {
-        this.log.warn({ err: (err as Error).message }, 'approval poll failed');
+        if (!this.stopping) this.log.warn({ err: (err as Error).message }, 'approval poll failed');
         return undefined;
       });
       if (res?.status === 401) {
@@ -400,7 +402,7 @@ export class Agent {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
+      signal: AbortSignal.any([this.stopped.signal, AbortSignal.timeout(30_000)]),
     });
     const text = await res.text();
     let parsed: Record<string, unknown> = {};
@@ -412,13 +414,18 @@ export class Agent {
     return { status: res.status, body: parsed };
   }
 
+  /** Waits `ms`, or less when the agent stops (also when it stopped before the wait began). */
   private sleep(ms: number): Promise<void> {
+    const signal = this.stopped.signal;
+    if (signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
+      const done = () => {
         clearTimeout(timer);
+        signal.removeEventListener('abort', done);
         resolve();
       };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done);
     });
   }
 }

@@ -6,11 +6,39 @@ import { Agent, FatalAgentError } from './agent.js';
 import { parseUlimits } from './drivers/docker.driver.js';
 import { agentLogger } from './logger.js';
 
-const USAGE = `usage: stack-agent --server URL [--token TOKEN] [--data-dir DIR] [--name NAME]
+const USAGE = `usage: stack-agent --server URL [--token-file FILE] [--data-dir DIR] [--name NAME]
                    [--driver docker|process] [--ca-fingerprint SHA256] [--label key=value ...]
                    [--address ADDRESS] [--agent-endpoint HOST:PORT] [--log-level LEVEL]
                    [--probe-port PORT (5264; 0: any; off: none)] [--probe-bind HOST (0.0.0.0)]
-                   [--docker-socket PATH] [--docker-ulimits nofile=1024:1024,...]`;
+                   [--docker-socket PATH] [--docker-ulimits nofile=1024:1024,...]
+The join token comes from --token-file, or the environment variable STACK_AGENT_TOKEN, or
+--token TOKEN (which any local user can read in the process list: avoid it).`;
+
+const TOKEN_ENV = 'STACK_AGENT_TOKEN';
+
+/** The join token from at most one of its three sources; empty when none is given. */
+function joinToken(file: string | undefined, arg: string | undefined, env: NodeJS.ProcessEnv): string {
+  const fromEnv = env[TOKEN_ENV] || undefined;
+  const given = [file !== undefined, arg !== undefined, fromEnv !== undefined].filter(Boolean).length;
+  if (given > 1) fail(`give the join token one way: --token-file, ${TOKEN_ENV} or --token`);
+  if (file === undefined) return (arg ?? fromEnv ?? '').trim();
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    fail(
+      `--token-file: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  const token = text.trim();
+  if (!token || /\s/.test(token)) fail(`--token-file: ${file} must hold the join token and nothing else`);
+  return token;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`stack-agent: ${message}\n`);
+  process.exit(2);
+}
 
 function main(): void {
   let values;
@@ -19,6 +47,7 @@ function main(): void {
       options: {
         server: { type: 'string' },
         token: { type: 'string' },
+        'token-file': { type: 'string' },
         'data-dir': { type: 'string', default: './agent-data' },
         name: { type: 'string' },
         driver: { type: 'string', default: 'process' },
@@ -71,11 +100,16 @@ function main(): void {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
     version: string;
   };
+  const token = joinToken(values['token-file'], values.token, process.env);
+  // The agent's one read of its environment. The join token is not passed on: a stack's ${NAME}
+  // values come from this environment, and no stack may read the token.
+  const env = { ...process.env };
+  delete env[TOKEN_ENV];
   const log = agentLogger(values['log-level']);
   const agent = new Agent(
     {
       server: values.server,
-      token: values.token,
+      token: token || undefined,
       dataDir: resolve(values['data-dir']),
       name: values.name,
       driver: values.driver,
@@ -86,8 +120,7 @@ function main(): void {
       agentEndpoint: values['agent-endpoint'],
       dockerSocket: values['docker-socket'],
       dockerUlimits: values['docker-ulimits'],
-      // The agent's one read of its environment.
-      env: { ...process.env },
+      env,
       probe:
         values['probe-port'] === 'off'
           ? undefined

@@ -1,13 +1,19 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { AgentProcess } from '../support/agent-process.js';
+import { eventually } from '../support/app.js';
 
 const AGENT_MAIN = fileURLToPath(new URL('../../dist/agent/main.js', import.meta.url));
 
-const run = (args: string[]) =>
+const run = (args: string[], env: Record<string, string> = {}) =>
   spawnSync(process.execPath, [AGENT_MAIN, ...args], {
     encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '' },
+    env: { PATH: process.env.PATH ?? '', ...env },
   });
 
 /** The built agent refuses bad options with exit 2 and a message, before it contacts anything. */
@@ -30,4 +36,38 @@ describe('stack-agent options', () => {
     expect(probe.status).toBe(2);
     expect(probe.stderr).toContain('--probe-port');
   });
+
+  it('takes the join token one way only, from a readable file that holds nothing else', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'so-token-'));
+    const server = ['--server', 'http://127.0.0.1:1'];
+    const twice = run([...server, '--token', 'sojt_a.b'], { STACK_AGENT_TOKEN: 'sojt_a.b' });
+    expect(twice.status).toBe(2);
+    expect(twice.stderr).toContain('give the join token one way');
+    const missing = run([...server, '--token-file', join(dir, 'absent')]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain('--token-file: cannot read');
+    writeFileSync(join(dir, 'two'), 'sojt_a.b\nsojt_c.d\n');
+    const two = run([...server, '--token-file', join(dir, 'two')]);
+    expect(two.status).toBe(2);
+    expect(two.stderr).toContain('must hold the join token and nothing else');
+  });
+
+  it('stops at once on SIGTERM while a request to the service hangs', async () => {
+    // A "service" that accepts connections and never answers: enrollment waits on it.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const agent = AgentProcess.start({ server: `http://127.0.0.1:${port}`, token: 'sojt_abc.def' });
+      await eventually(() => sockets.length > 0);
+      // Before the fix the agent sat out the request's 30 s timeout; the test's own limit is 20 s.
+      expect(await agent.stop('SIGTERM')).toBe(0);
+      expect(agent.logged('stopped')).toBe(true);
+      expect(agent.logged('enrollment failed; retrying')).toBe(false);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
+  }, 20_000);
 });

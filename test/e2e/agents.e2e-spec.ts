@@ -175,6 +175,17 @@ describe('the agent plane with real agents over mutual TLS', () => {
     expect(w.connected).toBe(true);
   });
 
+  it('takes the join token from a file, the environment or the command line; only the last shows in ps', async () => {
+    for (const via of ['file', 'env', 'arg'] as const) {
+      const token = await joinToken({ pre_approved: true });
+      const a = AgentProcess.start({ server: t.url, token, name: `node-token-${via}`, tokenVia: via });
+      agents.push(a);
+      await waitForStatus(`node-token-${via}`, 'reporting');
+      const commandLine = readFileSync(`/proc/${a.child.pid}/cmdline`, 'utf8');
+      expect(commandLine.includes(token), via).toBe(via === 'arg');
+    }
+  });
+
   it('an agent pinned to another CA fingerprint refuses to continue', async () => {
     const a = agent(await joinToken({ pre_approved: true }), 'node-pin', undefined, [
       '--ca-fingerprint',

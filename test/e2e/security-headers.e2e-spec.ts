@@ -24,7 +24,7 @@ describe('security headers', () => {
 
   function expectLockedDown(res: Response, cache = 'no-store'): void {
     expect(res.headers['x-content-type-options']).toBe('nosniff');
-    const csp = res.headers['content-security-policy'] as string;
+    const csp = res.headers['content-security-policy'];
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("frame-ancestors 'none'");
     expect(res.headers['x-frame-options']).toBe('DENY');

@@ -172,6 +172,17 @@ describe('stacks deployed by jobs to a real process-driver agent', () => {
     expect((await t.http.get('/metrics')).text).toMatch(/^stack_stacks_total 0$/m);
   });
 
+  it("a stack cannot read the agent's join token through a ${NAME} reference", async () => {
+    // The agent was given its join token in STACK_AGENT_TOKEN; stacks see the rest of its environment.
+    const stackId = await createStack(
+      stackYaml('token-thief', await freePort(), { secretRef: 'STACK_AGENT_TOKEN' }),
+    );
+    const job = await api.jobUntil((await deploy(stackId)).id, ['succeeded', 'failed']);
+    expect(job.status).toBe('failed');
+    expect(job.error).toContain('environment variable STACK_AGENT_TOKEN is not set on the agent');
+    expect((await api.delete(`/stacks/${stackId}`)).status).toBe(202);
+  });
+
   it('cancels a queued job at once and a finished one not at all', async () => {
     const port = await freePort();
     // No worker carries zone=nowhere: the job stays queued with the reason.

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,8 @@ export class AgentProcess {
   static start(options: {
     server: string;
     token?: string;
+    /** How the join token reaches the agent: the environment (default), a file, or the command line. */
+    tokenVia?: 'env' | 'file' | 'arg';
     dataDir?: string;
     name?: string;
     args?: string[];
@@ -48,10 +50,20 @@ export class AgentProcess {
       ...defaults,
       ...(options.args ?? []),
     ];
-    if (options.token) args.push('--token', options.token);
+    const tokenEnv: Record<string, string> = {};
+    if (options.token) {
+      const via = options.tokenVia ?? 'env';
+      if (via === 'env') tokenEnv.STACK_AGENT_TOKEN = options.token;
+      if (via === 'arg') args.push('--token', options.token);
+      if (via === 'file') {
+        const file = join(mkdtempSync(join(tmpdir(), 'so-token-')), 'join-token');
+        writeFileSync(file, `${options.token}\n`, { mode: 0o600 });
+        args.push('--token-file', file);
+      }
+    }
     if (options.name) args.push('--name', options.name);
     const child = spawn(process.execPath, args, {
-      env: { PATH: process.env.PATH ?? '', ...options.env },
+      env: { PATH: process.env.PATH ?? '', ...tokenEnv, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new AgentProcess(child, dataDir);
