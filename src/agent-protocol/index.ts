@@ -49,6 +49,7 @@ export interface HelloMsg {
   cpu_cores: number;
   memory_bytes: number;
   active_job_ids: string[];
+  probe_port: number;
 }
 
 export interface HeartbeatMsg {
@@ -72,6 +73,7 @@ export interface ProbeResultMsg {
   worker_id: string;
   reachable: boolean;
   rtt_ms: number;
+  /** Deprecated: always empty. */
   error: string;
 }
 

@@ -83,6 +83,7 @@ export class Agent {
   private sequence = 0;
   private probeServer: Server | undefined;
   private probeAddress = '';
+  private probePort = 0;
   /** The id the service deleted, sent with the next enrollment so it comes back as pending. */
   private previousWorkerId: string | undefined;
 
@@ -118,6 +119,8 @@ export class Agent {
     if (this.options.probe) {
       const { server, port } = await startProbeListener(this.options.probe.host, this.options.probe.port);
       this.probeServer = server;
+      this.probePort = port;
+      // Only older services read the host; newer ones probe the address they know for this agent.
       this.probeAddress = `${this.options.address ?? primaryAddress()}:${port}`;
       this.log.info({ probe_address: this.probeAddress }, 'probe listener up');
     }
@@ -181,7 +184,8 @@ export class Agent {
       token: this.options.token,
       csr: csrPem,
       hostname: hostname(),
-      address: this.options.address ?? primaryAddress(),
+      // Only the operator's --address: without it the service goes by where the agent connects from.
+      ...(this.options.address ? { address: this.options.address } : {}),
       os: platform(),
       arch: arch(),
       version: this.options.version,
@@ -314,6 +318,7 @@ export class Agent {
           hostname: hostname(),
           driver: this.options.driver,
           probe_address: this.probeAddress,
+          probe_port: this.probePort,
           cpu_cores: cpus().length,
           memory_bytes: totalmem(),
           active_job_ids: this.runner.activeJobIds(),

@@ -32,7 +32,11 @@ export async function startProbeListener(
   return { server, port: (server.address() as AddressInfo).port };
 }
 
-/** One probe: connect, ping, wait for the pong; the time from ping to pong is the round trip. */
+/**
+ * One probe: connect, ping, wait for the pong; the time from ping to pong is the round trip. The
+ * result is reachable or not, never why not: a socket error would tell open, closed and filtered
+ * ports apart.
+ */
 export function probe(target: ProbeTargetMsg, timeoutMs: number): Promise<ProbeResultMsg> {
   return new Promise((resolve) => {
     const [host, portText] = splitHostPort(target.address);
@@ -40,33 +44,31 @@ export function probe(target: ProbeTargetMsg, timeoutMs: number): Promise<ProbeR
     let sentAt = 0;
     let buffer = '';
     let settled = false;
-    const finish = (result: Omit<ProbeResultMsg, 'worker_id'>) => {
+    const finish = (reachable: boolean) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       socket.destroy();
-      resolve({ worker_id: target.worker_id, ...result });
+      const rtt = reachable ? performance.now() - sentAt : 0;
+      resolve({ worker_id: target.worker_id, reachable, rtt_ms: rtt, error: '' });
     };
     const port = Number(portText);
     if (!host || !Number.isInteger(port) || port < 1 || port > 65535) {
-      resolve({ worker_id: target.worker_id, reachable: false, rtt_ms: 0, error: 'invalid address' });
+      resolve({ worker_id: target.worker_id, reachable: false, rtt_ms: 0, error: '' });
       return;
     }
-    const timer = setTimeout(() => finish({ reachable: false, rtt_ms: 0, error: 'timeout' }), timeoutMs);
+    const timer = setTimeout(() => finish(false), timeoutMs);
     const socket = connect({ host, port }, () => {
       sentAt = performance.now();
       socket.write(`ping ${nonce}\n`);
     });
     socket.on('data', (chunk: Buffer) => {
       buffer += chunk.toString('latin1');
-      if (buffer.includes(`pong ${nonce}\n`))
-        finish({ reachable: true, rtt_ms: performance.now() - sentAt, error: '' });
-      else if (buffer.length > MAX_LINE) finish({ reachable: false, rtt_ms: 0, error: 'unexpected answer' });
+      if (buffer.includes(`pong ${nonce}\n`)) finish(true);
+      else if (buffer.length > MAX_LINE) finish(false);
     });
-    socket.on('error', (err: NodeJS.ErrnoException) =>
-      finish({ reachable: false, rtt_ms: 0, error: err.code ?? err.message }),
-    );
-    socket.on('close', () => finish({ reachable: false, rtt_ms: 0, error: 'closed' }));
+    socket.on('error', () => finish(false));
+    socket.on('close', () => finish(false));
   });
 }
 

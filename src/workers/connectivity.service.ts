@@ -17,19 +17,20 @@ export interface ConnectivityView {
     to: string;
     reachable: boolean;
     rtt_ms: number | null;
-    error: string | null;
     checked_at: string;
   }[];
 }
 
 interface Peer {
   owner: string;
+  /** Where peers probe it: the address the service knows for it, never one the agent named. */
   probeAddress: string;
 }
 
 /**
  * The connectivity matrix: connected agents of one owner probe each other's probe listener, on a
- * schedule (CONNECTIVITY_CHECK_INTERVAL) and on request; the latest result per pair is kept.
+ * schedule (CONNECTIVITY_CHECK_INTERVAL) and on request; the latest result per pair is kept. A
+ * result is only reachable or not, never why not.
  */
 @Injectable()
 export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
@@ -98,16 +99,17 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
     if (!round || !asked) return;
     // One answer per question: a repeated report is dropped.
     round.asked.delete(workerId);
-    const now = new Date();
+    // The round's start, not the report's arrival: how long a round took would tell a refused port
+    // (at once) from a filtered one (at the timeout).
+    const checkedAt = new Date(round.at);
     const rows: LinkRow[] = report.results
       .filter((r) => asked.has(r.worker_id))
       .map((r) => ({
         fromId: workerId,
         toId: r.worker_id,
-        reachable: r.reachable,
-        rttMs: r.reachable ? Math.round(r.rtt_ms * 1000) / 1000 : null,
-        error: r.reachable ? null : (r.error || 'unreachable').slice(0, 200),
-        checkedAt: now,
+        reachable: r.reachable === true,
+        rttMs: r.reachable && Number.isFinite(r.rtt_ms) ? Math.round(r.rtt_ms * 1000) / 1000 : null,
+        checkedAt,
       }));
     await this.repository.upsert(rows);
     const unreachable = rows.filter((r) => !r.reachable);
@@ -128,7 +130,6 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
         to: l.toId,
         reachable: l.reachable,
         rtt_ms: l.rttMs,
-        error: l.error,
         checked_at: l.checkedAt.toISOString(),
       })),
     };
