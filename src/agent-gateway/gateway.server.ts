@@ -198,6 +198,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
                 worker_id: workerId,
                 heartbeat_interval_ms: this.config.heartbeatIntervalMs,
                 status: welcome.status,
+                probe_key: welcome.probeKey,
               },
             });
             for (const handler of this.sessions.work()) handler.connected(workerId, message.hello);

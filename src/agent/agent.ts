@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import {
   IDENTITY_REVOKED,
   loadAgentProto,
+  probeAnswer,
   type AgentMessage,
   type RenewCertificateRequest,
   type RenewCertificateResponse,
@@ -84,6 +85,8 @@ export class Agent {
   private probeServer: Server | undefined;
   private probeAddress = '';
   private probePort = 0;
+  /** From the service's welcome; the probe listener proves with it that it is this agent. */
+  private probeKey = '';
   /** The id the service deleted, sent with the next enrollment so it comes back as pending. */
   private previousWorkerId: string | undefined;
 
@@ -117,7 +120,12 @@ export class Agent {
 
   private async loop(): Promise<void> {
     if (this.options.probe) {
-      const { server, port } = await startProbeListener(this.options.probe.host, this.options.probe.port);
+      const { server, port } = await startProbeListener(
+        this.options.probe.host,
+        this.options.probe.port,
+        // Without a key (an older service) the listener echoes, as it used to.
+        (challenge) => (this.probeKey ? probeAnswer(this.probeKey, challenge) : challenge),
+      );
       this.probeServer = server;
       this.probePort = port;
       // Only older services read the host; newer ones probe the address they know for this agent.
@@ -272,6 +280,7 @@ export class Agent {
       stream.on('data', (message: ServerMessage) => {
         if (message.welcome) {
           welcomed = true;
+          this.probeKey = message.welcome.probe_key;
           this.log.info({ worker_id: identity.workerId, status: message.welcome.status }, 'connected');
           this.runner.attach((msg) => {
             if (this.stream !== stream) return false;

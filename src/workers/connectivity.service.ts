@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import type { ConnectivityReportMsg } from '../agent-protocol/index.js';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { probeAnswer, type ConnectivityReportMsg } from '../agent-protocol/index.js';
 import { AgentSessions } from '../agent-gateway/agent-sessions.js';
 import { RequestContext } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
@@ -25,12 +25,14 @@ interface Peer {
   owner: string;
   /** Where peers probe it: the address the service knows for it, never one the agent named. */
   probeAddress: string;
+  /** This connection's key: only the agent holding it can answer a challenge made with it. */
+  probeKey: string;
 }
 
 /**
  * The connectivity matrix: connected agents of one owner probe each other's probe listener, on a
  * schedule (CONNECTIVITY_CHECK_INTERVAL) and on request; the latest result per pair is kept. A
- * result is only reachable or not, never why not.
+ * result is only reachable or not: reachable means the target agent itself answered its challenge.
  */
 @Injectable()
 export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
@@ -55,9 +57,15 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.timer);
   }
 
-  peerUp(workerId: string, owner: string, probeAddress: string): void {
-    if (probeAddress) this.peers.set(workerId, { owner, probeAddress });
-    else this.peers.delete(workerId);
+  /** Makes a connected agent a probe target; returns its probe key ('' when it has no listener). */
+  peerUp(workerId: string, owner: string, probeAddress: string): string {
+    if (!probeAddress) {
+      this.peers.delete(workerId);
+      return '';
+    }
+    const probeKey = randomBytes(32).toString('base64url');
+    this.peers.set(workerId, { owner, probeAddress, probeKey });
+    return probeKey;
   }
 
   peerDown(workerId: string): void {
@@ -76,7 +84,15 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
         probe: {
           probe_id: probeId,
           timeout_ms: PROBE_TIMEOUT_MS,
-          targets: targets.map(([other, p]) => ({ worker_id: other, address: p.probeAddress })),
+          targets: targets.map(([other, p]) => {
+            const challenge = randomBytes(16).toString('base64url');
+            return {
+              worker_id: other,
+              address: p.probeAddress,
+              challenge,
+              answer: probeAnswer(p.probeKey, challenge),
+            };
+          }),
         },
       });
       if (sent) asked.set(id, new Set(targets.map(([other]) => other)));

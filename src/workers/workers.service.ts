@@ -298,7 +298,11 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
 
   // ---- the agent stream (AgentEventsHandler) ----
 
-  async hello(workerId: string, hello: HelloMsg, connection: AgentConnection): Promise<{ status: string }> {
+  async hello(
+    workerId: string,
+    hello: HelloMsg,
+    connection: AgentConnection,
+  ): Promise<{ status: string; probeKey: string }> {
     const worker = await this.repository.findById(workerId);
     if (!worker) throw new AppError(401, 'unauthorized', 'Unauthorized', IDENTITY_REVOKED);
     if (worker.status === 'pending')
@@ -325,13 +329,13 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
         { worker_id: workerId },
         'enrolled address is not a host; probing where it connects from',
       );
-    this.links.peerUp(
+    const probeKey = this.links.peerUp(
       workerId,
       worker.owner,
       probeAddress(worker.address, connection.remoteHost, announcedProbePort(hello)),
     );
     this.logger.log({ worker_id: workerId, version: hello.version, driver: hello.driver }, 'agent connected');
-    return { status: worker.status };
+    return { status: worker.status, probeKey };
   }
 
   heartbeat(workerId: string, heartbeat: HeartbeatMsg): void {

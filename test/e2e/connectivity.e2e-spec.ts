@@ -99,12 +99,12 @@ describe('connectivity probes go only to the agent that announced them', () => {
     return (await api('get', '/api/v1/orchestrator/workers/connectivity')).body.links as Link[];
   }
 
-  /** Two silent listeners on the same port, on 127.0.0.2 and on 127.0.0.1. */
+  /** A silent listener on 127.0.0.2 and an echoing one on 127.0.0.1, on the same port. */
   async function listenerPair(): Promise<{ claimed: Listener; own: Listener }> {
     for (let attempt = 0; ; attempt++) {
       const claimed = await Listener.open('127.0.0.2', 0, 'silent');
       try {
-        const own = await Listener.open('127.0.0.1', claimed.port, 'silent');
+        const own = await Listener.open('127.0.0.1', claimed.port, 'echo');
         return { claimed, own };
       } catch (err) {
         await claimed.close();
@@ -194,7 +194,7 @@ describe('connectivity probes go only to the agent that announced them', () => {
     }, 20_000);
 
     // Nobody went to the host the agent claimed; both peers went to the one it connected from, at
-    // the port it announced.
+    // the port it announced, where something answered that was not the agent.
     expect(claimed.connections).toBe(0);
     expect(own.connections).toBeGreaterThanOrEqual(2);
     expect(own.received).toMatch(/^ping \S+\n/);
