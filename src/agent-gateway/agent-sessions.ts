@@ -10,10 +10,23 @@ import type {
   StateReportMsg,
 } from '../agent-protocol/index.js';
 
+/** What the gateway knows of an agent's connection beyond its messages. */
+export interface AgentConnection {
+  /** The IP address the stream comes from, when the socket has one. */
+  remoteHost: string | undefined;
+}
+
 /** What the workers feature does with what agents say; it registers itself at start. */
 export interface AgentEventsHandler {
-  /** Accepts (or refuses, by throwing an AppError) a connecting agent; returns the welcome status. */
-  hello(workerId: string, hello: HelloMsg): Promise<{ status: string }>;
+  /**
+   * Accepts (or refuses, by throwing an AppError) a connecting agent; returns the welcome status and
+   * the agent's probe key for this connection.
+   */
+  hello(
+    workerId: string,
+    hello: HelloMsg,
+    connection: AgentConnection,
+  ): Promise<{ status: string; probeKey: string }>;
   heartbeat(workerId: string, heartbeat: HeartbeatMsg): void;
   connectivity(workerId: string, report: ConnectivityReportMsg): void;
   disconnected(workerId: string): void;

@@ -18,6 +18,7 @@ import { grpcStatusFor } from './agent-gateway.errors.js';
 import { AgentSessions } from './agent-sessions.js';
 import { CertificatesService } from './certificates.service.js';
 import { CaService } from './ca.service.js';
+import { peerHost } from './peer-address.js';
 
 const SERVICE_NAME = 'stack.agent.v1.AgentGateway';
 /** Larger agent messages are refused by grpc-js (RESOURCE_EXHAUSTED). */
@@ -181,7 +182,10 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
               );
             }
             clearTimeout(helloTimer);
-            const welcome = await events.hello(peer.workerId, message.hello);
+            // Where this authenticated stream comes from: peers probe the agent there.
+            const welcome = await events.hello(peer.workerId, message.hello, {
+              remoteHost: peerHost(stream.getPeer()),
+            });
             if (closed) {
               // The agent went away while we looked it up: do not keep a dead stream.
               events.disconnected(peer.workerId);
@@ -194,6 +198,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
                 worker_id: workerId,
                 heartbeat_interval_ms: this.config.heartbeatIntervalMs,
                 status: welcome.status,
+                probe_key: welcome.probeKey,
               },
             });
             for (const handler of this.sessions.work()) handler.connected(workerId, message.hello);

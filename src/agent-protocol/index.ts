@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { createHmac } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
 /** The .proto sits next to this module in src/ and is copied next to it in dist/ by the build. */
@@ -49,6 +50,7 @@ export interface HelloMsg {
   cpu_cores: number;
   memory_bytes: number;
   active_job_ids: string[];
+  probe_port: number;
 }
 
 export interface HeartbeatMsg {
@@ -60,6 +62,8 @@ export interface HeartbeatMsg {
 export interface ProbeTargetMsg {
   worker_id: string;
   address: string;
+  challenge: string;
+  answer: string;
 }
 
 export interface ProbeRequestMsg {
@@ -72,6 +76,7 @@ export interface ProbeResultMsg {
   worker_id: string;
   reachable: boolean;
   rtt_ms: number;
+  /** Deprecated: always empty. */
   error: string;
 }
 
@@ -194,6 +199,7 @@ export interface WelcomeMsg {
   worker_id: string;
   heartbeat_interval_ms: number;
   status: string;
+  probe_key: string;
 }
 
 export interface ServerMessage {
@@ -217,3 +223,11 @@ export interface RenewCertificateResponse {
 
 /** Reasons the gateway refuses an agent; the agent re-enrolls on these. */
 export const IDENTITY_REVOKED = 'identity_revoked';
+
+/**
+ * What a probe listener holding `probeKey` answers to `ping <challenge>`: the service computes it to
+ * tell the prober what to expect, the target agent to prove it is the one answering.
+ */
+export function probeAnswer(probeKey: string, challenge: string): string {
+  return createHmac('sha256', probeKey).update(challenge).digest('base64url');
+}

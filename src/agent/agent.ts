@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import {
   IDENTITY_REVOKED,
   loadAgentProto,
+  probeAnswer,
   type AgentMessage,
   type RenewCertificateRequest,
   type RenewCertificateResponse,
@@ -84,6 +85,9 @@ export class Agent {
   private sequence = 0;
   private probeServer: Server | undefined;
   private probeAddress = '';
+  private probePort = 0;
+  /** From the service's welcome; the probe listener proves with it that it is this agent. */
+  private probeKey = '';
   /** The id the service deleted, sent with the next enrollment so it comes back as pending. */
   private previousWorkerId: string | undefined;
 
@@ -117,8 +121,15 @@ export class Agent {
 
   private async loop(): Promise<void> {
     if (this.options.probe) {
-      const { server, port } = await startProbeListener(this.options.probe.host, this.options.probe.port);
+      const { server, port } = await startProbeListener(
+        this.options.probe.host,
+        this.options.probe.port,
+        // Without a key (an older service) the listener echoes, as it used to.
+        (challenge) => (this.probeKey ? probeAnswer(this.probeKey, challenge) : challenge),
+      );
       this.probeServer = server;
+      this.probePort = port;
+      // Only older services read the host; newer ones probe the address they know for this agent.
       this.probeAddress = `${this.options.address ?? primaryAddress()}:${port}`;
       this.log.info({ probe_address: this.probeAddress }, 'probe listener up');
     }
@@ -183,7 +194,8 @@ export class Agent {
       token: this.options.token,
       csr: csrPem,
       hostname: hostname(),
-      address: this.options.address ?? primaryAddress(),
+      // Only the operator's --address: without it the service goes by where the agent connects from.
+      ...(this.options.address ? { address: this.options.address } : {}),
       os: platform(),
       arch: arch(),
       version: this.options.version,
@@ -270,6 +282,7 @@ export class Agent {
       stream.on('data', (message: ServerMessage) => {
         if (message.welcome) {
           welcomed = true;
+          this.probeKey = message.welcome.probe_key;
           this.log.info({ worker_id: identity.workerId, status: message.welcome.status }, 'connected');
           this.runner.attach((msg) => {
             if (this.stream !== stream) return false;
@@ -316,6 +329,7 @@ export class Agent {
           hostname: hostname(),
           driver: this.options.driver,
           probe_address: this.probeAddress,
+          probe_port: this.probePort,
           cpu_cores: cpus().length,
           memory_bytes: totalmem(),
           active_job_ids: this.runner.activeJobIds(),

@@ -6,7 +6,6 @@ export interface LinkRow {
   toId: string;
   reachable: boolean;
   rttMs: number | null;
-  error: string | null;
   checkedAt: Date;
 }
 
@@ -14,24 +13,27 @@ export interface LinkRow {
 export class ConnectivityRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** The latest result per (from, to), in one statement; links of deleted workers are skipped. */
+  /**
+   * The latest result per (from, to), in one statement; links of deleted workers are skipped, and a
+   * late answer to an older round does not replace a newer one.
+   */
   async upsert(rows: LinkRow[]): Promise<void> {
     if (rows.length === 0) return;
     await this.dataSource.query(
-      `INSERT INTO worker_links (from_id, to_id, reachable, rtt_ms, error, checked_at)
-       SELECT u.from_id, u.to_id, u.reachable, u.rtt_ms, u.error, u.checked_at
+      `INSERT INTO worker_links (from_id, to_id, reachable, rtt_ms, checked_at)
+       SELECT u.from_id, u.to_id, u.reachable, u.rtt_ms, u.checked_at
          FROM (SELECT unnest($1::uuid[]) AS from_id, unnest($2::uuid[]) AS to_id, unnest($3::boolean[]) AS reachable,
-                      unnest($4::float8[]) AS rtt_ms, unnest($5::text[]) AS error, unnest($6::timestamptz[]) AS checked_at) u
+                      unnest($4::float8[]) AS rtt_ms, unnest($5::timestamptz[]) AS checked_at) u
          JOIN workers f ON f.id = u.from_id
          JOIN workers t ON t.id = u.to_id
        ON CONFLICT (from_id, to_id) DO UPDATE
-         SET reachable = EXCLUDED.reachable, rtt_ms = EXCLUDED.rtt_ms, error = EXCLUDED.error, checked_at = EXCLUDED.checked_at`,
+         SET reachable = EXCLUDED.reachable, rtt_ms = EXCLUDED.rtt_ms, checked_at = EXCLUDED.checked_at
+         WHERE worker_links.checked_at <= EXCLUDED.checked_at`,
       [
         rows.map((r) => r.fromId),
         rows.map((r) => r.toId),
         rows.map((r) => r.reachable),
         rows.map((r) => r.rttMs),
-        rows.map((r) => r.error),
         rows.map((r) => r.checkedAt.toISOString()),
       ],
     );
@@ -49,11 +51,10 @@ export class ConnectivityRepository {
         to_id: string;
         reachable: boolean;
         rtt_ms: number | null;
-        error: string | null;
         checked_at: Date;
       }[]
     >(
-      `SELECT l.from_id, l.to_id, l.reachable, l.rtt_ms, l.error, l.checked_at
+      `SELECT l.from_id, l.to_id, l.reachable, l.rtt_ms, l.checked_at
          FROM worker_links l JOIN workers w ON w.id = l.from_id
         WHERE w.owner = $1 ORDER BY l.from_id, l.to_id`,
       [owner],
@@ -65,7 +66,6 @@ export class ConnectivityRepository {
         toId: l.to_id,
         reachable: l.reachable,
         rttMs: l.rtt_ms,
-        error: l.error,
         checkedAt: l.checked_at,
       })),
     };

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import type { ConnectivityReportMsg } from '../agent-protocol/index.js';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { probeAnswer, type ConnectivityReportMsg } from '../agent-protocol/index.js';
 import { AgentSessions } from '../agent-gateway/agent-sessions.js';
 import { RequestContext } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
@@ -17,19 +17,22 @@ export interface ConnectivityView {
     to: string;
     reachable: boolean;
     rtt_ms: number | null;
-    error: string | null;
     checked_at: string;
   }[];
 }
 
 interface Peer {
   owner: string;
+  /** Where peers probe it: the address the service knows for it, never one the agent named. */
   probeAddress: string;
+  /** This connection's key: only the agent holding it can answer a challenge made with it. */
+  probeKey: string;
 }
 
 /**
  * The connectivity matrix: connected agents of one owner probe each other's probe listener, on a
- * schedule (CONNECTIVITY_CHECK_INTERVAL) and on request; the latest result per pair is kept.
+ * schedule (CONNECTIVITY_CHECK_INTERVAL) and on request; the latest result per pair is kept. A
+ * result is only reachable or not: reachable means the target agent itself answered its challenge.
  */
 @Injectable()
 export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
@@ -54,9 +57,15 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.timer);
   }
 
-  peerUp(workerId: string, owner: string, probeAddress: string): void {
-    if (probeAddress) this.peers.set(workerId, { owner, probeAddress });
-    else this.peers.delete(workerId);
+  /** Makes a connected agent a probe target; returns its probe key ('' when it has no listener). */
+  peerUp(workerId: string, owner: string, probeAddress: string): string {
+    if (!probeAddress) {
+      this.peers.delete(workerId);
+      return '';
+    }
+    const probeKey = randomBytes(32).toString('base64url');
+    this.peers.set(workerId, { owner, probeAddress, probeKey });
+    return probeKey;
   }
 
   peerDown(workerId: string): void {
@@ -75,7 +84,15 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
         probe: {
           probe_id: probeId,
           timeout_ms: PROBE_TIMEOUT_MS,
-          targets: targets.map(([other, p]) => ({ worker_id: other, address: p.probeAddress })),
+          targets: targets.map(([other, p]) => {
+            const challenge = randomBytes(16).toString('base64url');
+            return {
+              worker_id: other,
+              address: p.probeAddress,
+              challenge,
+              answer: probeAnswer(p.probeKey, challenge),
+            };
+          }),
         },
       });
       if (sent) asked.set(id, new Set(targets.map(([other]) => other)));
@@ -98,16 +115,17 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
     if (!round || !asked) return;
     // One answer per question: a repeated report is dropped.
     round.asked.delete(workerId);
-    const now = new Date();
+    // The round's start, not the report's arrival: how long a round took would tell a refused port
+    // (at once) from a filtered one (at the timeout).
+    const checkedAt = new Date(round.at);
     const rows: LinkRow[] = report.results
       .filter((r) => asked.has(r.worker_id))
       .map((r) => ({
         fromId: workerId,
         toId: r.worker_id,
-        reachable: r.reachable,
-        rttMs: r.reachable ? Math.round(r.rtt_ms * 1000) / 1000 : null,
-        error: r.reachable ? null : (r.error || 'unreachable').slice(0, 200),
-        checkedAt: now,
+        reachable: r.reachable === true,
+        rttMs: r.reachable && Number.isFinite(r.rtt_ms) ? Math.round(r.rtt_ms * 1000) / 1000 : null,
+        checkedAt,
       }));
     await this.repository.upsert(rows);
     const unreachable = rows.filter((r) => !r.reachable);
@@ -128,7 +146,6 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
         to: l.toId,
         reachable: l.reachable,
         rtt_ms: l.rttMs,
-        error: l.error,
         checked_at: l.checkedAt.toISOString(),
       })),
     };

@@ -5,7 +5,11 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Counter, Gauge } from 'prom-client';
 import type { ConnectivityReportMsg, HeartbeatMsg, HelloMsg } from '../agent-protocol/index.js';
 import { IDENTITY_REVOKED } from '../agent-protocol/index.js';
-import { AgentSessions, type AgentEventsHandler } from '../agent-gateway/agent-sessions.js';
+import {
+  AgentSessions,
+  type AgentConnection,
+  type AgentEventsHandler,
+} from '../agent-gateway/agent-sessions.js';
 import { CaService } from '../agent-gateway/ca.service.js';
 import { CertificatesService } from '../agent-gateway/certificates.service.js';
 import { GatewayServer } from '../agent-gateway/gateway.server.js';
@@ -24,6 +28,7 @@ import type { ListWorkersDto } from './dto/list-workers.dto.js';
 import { WorkerEntity } from './entities/worker.entity.js';
 import { JoinTokensService } from './join-tokens.service.js';
 import { validateLabels } from './labels.js';
+import { announcedProbePort, probeAddress, probeHost } from './probe-address.js';
 import {
   nextState,
   type NodeMetrics,
@@ -38,13 +43,6 @@ import {
   tooManyEnrollmentFailures,
 } from './workers.errors.js';
 import { WorkersRepository } from './workers.repository.js';
-
-/** host:port (IPv4, name, or [IPv6]) with a real port: what a probe may be sent to. */
-const PROBE_ADDRESS = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]{1,253}):([1-9]\d{0,4})$/;
-export const isProbeAddress = (value: string): boolean => {
-  const m = PROBE_ADDRESS.exec(value);
-  return m !== null && Number(m[2]) <= 65535;
-};
 
 /** Missing this many heartbeat intervals makes a worker unreachable. */
 const MISSED_INTERVALS = 3;
@@ -90,6 +88,8 @@ interface LiveWorker {
   driver: string;
   labels: Record<string, string>;
   capacity: { cpu: number; memory_bytes: number };
+  /** The address its stream came from (the gRPC peer). */
+  connectedFrom: string | undefined;
 }
 
 /** A connected worker as placement sees it. */
@@ -179,7 +179,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       owner: token.owner,
       name: dto.name ?? dto.hostname.split('.')[0].toLowerCase().slice(0, 63),
       hostname: dto.hostname,
-      address: dto.address,
+      address: dto.address ?? '',
       os: dto.os,
       arch: dto.arch,
       version: dto.version,
@@ -298,7 +298,11 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
 
   // ---- the agent stream (AgentEventsHandler) ----
 
-  async hello(workerId: string, hello: HelloMsg): Promise<{ status: string }> {
+  async hello(
+    workerId: string,
+    hello: HelloMsg,
+    connection: AgentConnection,
+  ): Promise<{ status: string; probeKey: string }> {
     const worker = await this.repository.findById(workerId);
     if (!worker) throw new AppError(401, 'unauthorized', 'Unauthorized', IDENTITY_REVOKED);
     if (worker.status === 'pending')
@@ -316,15 +320,22 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
         cpu: Number.isFinite(hello.cpu_cores) ? Math.max(0, hello.cpu_cores) : 0,
         memory_bytes: Number.isFinite(hello.memory_bytes) ? Math.max(0, hello.memory_bytes) : 0,
       },
+      connectedFrom: connection.remoteHost,
     });
     this.connectedGauge.set(this.sessions.count + 1);
-    // Peers are sent this address to probe: only a plain host:port is passed on.
-    const probeAddress = isProbeAddress(hello.probe_address) ? hello.probe_address : '';
-    if (hello.probe_address && !probeAddress)
-      this.logger.warn({ worker_id: workerId }, 'invalid probe address ignored');
-    this.links.peerUp(workerId, worker.owner, probeAddress);
+    // Peers are sent to the address we know for this agent, at the port of its probe listener.
+    if (worker.address && !probeHost(worker.address))
+      this.logger.warn(
+        { worker_id: workerId },
+        'enrolled address is not a host; probing where it connects from',
+      );
+    const probeKey = this.links.peerUp(
+      workerId,
+      worker.owner,
+      probeAddress(worker.address, connection.remoteHost, announcedProbePort(hello)),
+    );
     this.logger.log({ worker_id: workerId, version: hello.version, driver: hello.driver }, 'agent connected');
-    return { status: worker.status };
+    return { status: worker.status, probeKey };
   }
 
   heartbeat(workerId: string, heartbeat: HeartbeatMsg): void {
@@ -475,7 +486,8 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       last_heartbeat: lastHeartbeat?.toISOString() ?? null,
       metrics: live?.metrics ?? worker.metrics,
       hostname: worker.hostname,
-      address: worker.address,
+      // Without an operator's --address: where the agent last connected from (to this replica).
+      address: worker.address || (live?.connectedFrom ?? ''),
       os: worker.os,
       arch: worker.arch,
       driver: worker.driver,

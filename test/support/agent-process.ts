@@ -37,10 +37,18 @@ export class AgentProcess {
     args?: string[];
     /** Extra environment (the agent otherwise gets only PATH). */
     env?: Record<string, string>;
+    /** Leave out `--address 127.0.0.1`: the service then goes by the address the agent connects from. */
+    noAddress?: boolean;
   }): AgentProcess {
     const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'so-agent-'));
     // Loopback only, and a free probe port per agent (several agents share this machine).
-    const defaults = ['--address', '127.0.0.1', '--probe-bind', '127.0.0.1', '--probe-port', '0'];
+    const defaults = [
+      ...(options.noAddress ? [] : ['--address', '127.0.0.1']),
+      '--probe-bind',
+      '127.0.0.1',
+      '--probe-port',
+      '0',
+    ];
     const args = [
       AGENT_MAIN,
       '--server',

@@ -4,6 +4,7 @@ import { Workers1764000200000 } from './1764000200000-workers.js';
 import { WorkerLinks1764000300000 } from './1764000300000-worker-links.js';
 import { StacksJobs1764000400000 } from './1764000400000-stacks-jobs.js';
 import { Drift1764000500000 } from './1764000500000-drift.js';
+import { WorkerLinksNoError1764000600000 } from './1764000600000-worker-links-no-error.js';
 
 /** Every migration, oldest first. ESM has no directory globbing, so each is listed here. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   WorkerLinks1764000300000,
   StacksJobs1764000400000,
   Drift1764000500000,
+  WorkerLinksNoError1764000600000,
 ];

@@ -15,9 +15,11 @@ export class EnrollDto {
   @Length(1, 253)
   hostname: string;
 
+  /** The operator's --address for this node; peers probe it there instead of where it connects from. */
+  @IsOptional()
   @IsString()
   @Length(1, 255)
-  address: string;
+  address?: string;
 
   @IsString()
   @Length(1, 64)
