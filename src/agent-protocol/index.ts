@@ -24,6 +24,22 @@ export function loadAgentProto(): AgentProto {
   return root.stack.agent.v1;
 }
 
+let connect: grpc.MethodDefinition<AgentMessage, ServerMessage> | undefined;
+const connectMethod = () =>
+  (connect ??= loadAgentProto().AgentGateway.service.Connect as grpc.MethodDefinition<
+    AgentMessage,
+    ServerMessage
+  >);
+
+/** The size of a message as the stream carries it: what grpc-js holds against the message limits. */
+export function agentMessageBytes(message: AgentMessage): number {
+  return connectMethod().requestSerialize(message).length;
+}
+
+export function serverMessageBytes(message: ServerMessage): number {
+  return connectMethod().responseSerialize(message).length;
+}
+
 // TypeScript shapes of the messages (proto-loader with keepCase, defaults and oneofs).
 
 export interface NodeMetricsMsg {

@@ -8,6 +8,13 @@ import type {
   ServiceStateMsg,
   StateReportMsg,
 } from '../agent-protocol/index.js';
+import {
+  MAX_JOB_ERROR_CHARS,
+  MAX_JOB_LINE_CHARS,
+  MAX_JOB_LINES_BYTES,
+  MAX_JOB_LINES_PER_EVENT,
+  utf8Bytes,
+} from '../agent-protocol/limits.js';
 import { DesiredStateStore, type StackRecord } from './desired-state.js';
 import type {
   ApplyContext,
@@ -187,10 +194,12 @@ export class JobRunner {
   private async run(job: ActiveJob, command: JobCommandMsg): Promise<void> {
     const stack: StackRef = { id: command.stack_id, name: command.stack_name };
     const lines: string[] = [];
+    let lineBytes = 0;
     let flushTimer: NodeJS.Timeout | undefined;
     const flushLines = () => {
       clearTimeout(flushTimer);
       flushTimer = undefined;
+      lineBytes = 0;
       if (lines.length > 0) this.event({ job_id: job.id, phase: 'progress', lines: lines.splice(0) });
     };
     let timedOut = false;
@@ -204,8 +213,12 @@ export class JobRunner {
     const ctx: ApplyContext = {
       signal: job.abort.signal,
       log: (line) => {
-        lines.push(line);
-        flushTimer ??= setTimeout(flushLines, LINE_FLUSH_MS);
+        // The service keeps no more of a line than this; an event stays far below the message limit.
+        const kept = line.length > MAX_JOB_LINE_CHARS ? line.slice(0, MAX_JOB_LINE_CHARS) : line;
+        lines.push(kept);
+        lineBytes += utf8Bytes(kept);
+        if (lines.length >= MAX_JOB_LINES_PER_EVENT || lineBytes >= MAX_JOB_LINES_BYTES) flushLines();
+        else flushTimer ??= setTimeout(flushLines, LINE_FLUSH_MS);
       },
       progress: (done, total) => {
         flushLines();
@@ -281,13 +294,14 @@ export class JobRunner {
         ? 'failed'
         : 'succeeded';
     if (aborted) error = String((job.abort.signal.reason as Error | undefined)?.message ?? 'cancelled');
+    // Driver errors can quote what the runtime said at any length; the service keeps this much.
     const final: JobEventMsg = {
       job_id: job.id,
       phase,
       progress: phase === 'succeeded' ? 100 : 0,
       lines: [],
-      error,
-      results,
+      error: error.slice(0, MAX_JOB_ERROR_CHARS),
+      results: results.map((r) => ({ ...r, error: r.error.slice(0, MAX_JOB_ERROR_CHARS) })),
     };
     this.active.delete(job.id);
     this.finals.set(job.id, { event: final, at: Date.now() });
