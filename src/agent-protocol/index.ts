@@ -175,6 +175,10 @@ export interface EffectiveConfigMsg {
   ports: PortSpecMsg[];
   cpu: number;
   memory_bytes: number;
+  /** `command` and `env` were left out of the report; the digests stand for them (config-digest.ts). */
+  trimmed?: boolean;
+  command_digest?: string;
+  env_digest?: string;
 }
 
 export interface ServiceStateMsg {

@@ -35,6 +35,14 @@ export const MAX_COMMAND_ARG_BYTES = 64 * 1024;
 /** No variant of the catalogue may allow more services (keep and replace lists, job results). */
 export const MAX_SERVICES_PER_STACK = 100;
 
+/**
+ * What the agent lets a state report take. Past it the agent sends the largest services' command
+ * and environment as digests (`EffectiveConfig.trimmed`); a report still too big leaves whole
+ * stacks out, which the service shows as unknown. Half the message limit: the report goes with
+ * every heartbeat and the service keeps the latest one of every worker in memory.
+ */
+export const MAX_STATE_REPORT_BYTES = MAX_AGENT_MESSAGE_BYTES / 2;
+
 /** Job output: characters per line, lines and UTF-8 bytes per `JobEvent`. */
 export const MAX_JOB_LINE_CHARS = 4096;
 export const MAX_JOB_LINES_PER_EVENT = 1000;

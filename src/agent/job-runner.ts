@@ -1,18 +1,20 @@
 import type { Logger } from 'pino';
-import type {
-  AgentMessage,
-  CancelJobMsg,
-  JobCommandMsg,
-  JobEventMsg,
-  ServiceSpecMsg,
-  ServiceStateMsg,
-  StateReportMsg,
+import {
+  agentMessageBytes,
+  type AgentMessage,
+  type CancelJobMsg,
+  type JobCommandMsg,
+  type JobEventMsg,
+  type ServiceSpecMsg,
+  type ServiceStateMsg,
+  type StateReportMsg,
 } from '../agent-protocol/index.js';
 import {
   MAX_JOB_ERROR_CHARS,
   MAX_JOB_LINE_CHARS,
   MAX_JOB_LINES_BYTES,
   MAX_JOB_LINES_PER_EVENT,
+  MAX_STATE_REPORT_BYTES,
   utf8Bytes,
 } from '../agent-protocol/limits.js';
 import { DesiredStateStore, type StackRecord } from './desired-state.js';
@@ -25,6 +27,7 @@ import type {
   StackRef,
 } from './drivers/driver.js';
 import { HealthChecker } from './health-checker.js';
+import { fitStateReport } from './state-report.js';
 
 /** Final events are kept (and re-sent after a reconnect) this long, in case one was lost. */
 const KEEP_FINAL_MS = 10 * 60_000;
@@ -59,6 +62,8 @@ export class JobRunner {
   /** The last job finished per stack; state reports carry it (see StateReport.last_jobs). */
   private readonly lastJobs = new Map<string, string>();
   private lastReportEmpty = true;
+  /** How the last report was fitted into its budget (see fitStateReport), to log changes only. */
+  private lastFit = '0/';
 
   constructor(
     private readonly driver: Driver,
@@ -178,7 +183,28 @@ export class JobRunner {
     const empty = services.length === 0 && desired.size === 0;
     if (empty && this.lastReportEmpty) return null;
     this.lastReportEmpty = empty;
-    return { services, stack_ids: [...desired.keys()], last_jobs: lastJobs };
+    const fitted = fitStateReport(
+      { services, stack_ids: [...desired.keys()], last_jobs: lastJobs },
+      MAX_STATE_REPORT_BYTES,
+      (report) => agentMessageBytes({ state: report }),
+      (stackId, name) => this.store.get(stackId)?.desired.find((s) => s.name === name),
+    );
+    // Said once per change, not with every heartbeat.
+    const fit = `${fitted.trimmed}/${fitted.dropped.join(',')}`;
+    if (fit !== this.lastFit) {
+      this.lastFit = fit;
+      if (fitted.dropped.length > 0)
+        this.log.warn(
+          { trimmed: fitted.trimmed, dropped_stacks: fitted.dropped, budget_bytes: MAX_STATE_REPORT_BYTES },
+          'state report over its budget even with digests; stacks left out are unknown to the service',
+        );
+      else if (fitted.trimmed > 0)
+        this.log.info(
+          { trimmed: fitted.trimmed, budget_bytes: MAX_STATE_REPORT_BYTES },
+          'state report over its budget; the largest services are reported with digests',
+        );
+    }
+    return fitted.report;
   }
 
   async close(): Promise<void> {
