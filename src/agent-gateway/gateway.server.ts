@@ -10,6 +10,7 @@ import {
   type RenewCertificateResponse,
   type ServerMessage,
 } from '../agent-protocol/index.js';
+import { MAX_AGENT_MESSAGE_BYTES } from '../agent-protocol/limits.js';
 import { AppError } from '../common/app-error.js';
 import { StartupState } from '../common/startup-state.js';
 import { OrchestratorHealthService } from '../health/orchestrator-health.service.js';
@@ -21,8 +22,6 @@ import { CaService } from './ca.service.js';
 import { peerHost } from './peer-address.js';
 
 const SERVICE_NAME = 'stack.agent.v1.AgentGateway';
-/** Larger agent messages are refused by grpc-js (RESOURCE_EXHAUSTED). */
-const MAX_MESSAGE_BYTES = 256 * 1024;
 /** An agent that says nothing for this long after connecting is dropped. */
 const HELLO_TIMEOUT_MS = 10_000;
 
@@ -83,9 +82,12 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     const server = new grpc.Server({
       'grpc.keepalive_time_ms': 60_000,
       'grpc.keepalive_timeout_ms': 20_000,
-      // An agent needs one stream and the odd renewal; its messages are small.
+      // An agent needs one stream and the odd renewal.
       'grpc.max_concurrent_streams': 8,
-      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+      // The agent sets the same limits: a message over them ends the stream, so nothing accepted
+      // may need one (agent-protocol/limits.ts).
+      'grpc.max_receive_message_length': MAX_AGENT_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_AGENT_MESSAGE_BYTES,
     });
     const proto = loadAgentProto();
     server.addService(proto.AgentGateway.service, {

@@ -25,6 +25,22 @@ export function loadAgentProto(): AgentProto {
   return root.stack.agent.v1;
 }
 
+let connect: grpc.MethodDefinition<AgentMessage, ServerMessage> | undefined;
+const connectMethod = () =>
+  (connect ??= loadAgentProto().AgentGateway.service.Connect as grpc.MethodDefinition<
+    AgentMessage,
+    ServerMessage
+  >);
+
+/** The size of a message as the stream carries it: what grpc-js holds against the message limits. */
+export function agentMessageBytes(message: AgentMessage): number {
+  return connectMethod().requestSerialize(message).length;
+}
+
+export function serverMessageBytes(message: ServerMessage): number {
+  return connectMethod().responseSerialize(message).length;
+}
+
 // TypeScript shapes of the messages (proto-loader with keepCase, defaults and oneofs).
 
 export interface NodeMetricsMsg {
@@ -164,6 +180,10 @@ export interface EffectiveConfigMsg {
   ports: PortSpecMsg[];
   cpu: number;
   memory_bytes: number;
+  /** `command` and `env` were left out of the report; the digests stand for them (config-digest.ts). */
+  trimmed?: boolean;
+  command_digest?: string;
+  env_digest?: string;
 }
 
 export interface ServiceStateMsg {

@@ -11,6 +11,7 @@ import {
   type RenewCertificateResponse,
   type ServerMessage,
 } from '../agent-protocol/index.js';
+import { MAX_AGENT_MESSAGE_BYTES } from '../agent-protocol/limits.js';
 import {
   certificateFingerprint,
   certificateValidity,
@@ -263,6 +264,9 @@ export class Agent {
     const client = new this.proto.AgentGateway(identity.agentEndpoint, credentials, {
       'grpc.keepalive_time_ms': 30_000,
       'grpc.keepalive_timeout_ms': 10_000,
+      // The gateway's limits, so a message one side may send the other accepts.
+      'grpc.max_receive_message_length': MAX_AGENT_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_AGENT_MESSAGE_BYTES,
     }) as unknown as GatewayClient;
     this.client = client;
     const stream = client.Connect();

@@ -1,13 +1,22 @@
 import type { Logger } from 'pino';
-import type {
-  AgentMessage,
-  CancelJobMsg,
-  JobCommandMsg,
-  JobEventMsg,
-  ServiceSpecMsg,
-  ServiceStateMsg,
-  StateReportMsg,
+import {
+  agentMessageBytes,
+  type AgentMessage,
+  type CancelJobMsg,
+  type JobCommandMsg,
+  type JobEventMsg,
+  type ServiceSpecMsg,
+  type ServiceStateMsg,
+  type StateReportMsg,
 } from '../agent-protocol/index.js';
+import {
+  MAX_JOB_ERROR_CHARS,
+  MAX_JOB_LINE_CHARS,
+  MAX_JOB_LINES_BYTES,
+  MAX_JOB_LINES_PER_EVENT,
+  MAX_STATE_REPORT_BYTES,
+  utf8Bytes,
+} from '../agent-protocol/limits.js';
 import { DesiredStateStore, type StackRecord } from './desired-state.js';
 import type {
   ApplyContext,
@@ -18,6 +27,7 @@ import type {
   StackRef,
 } from './drivers/driver.js';
 import { HealthChecker } from './health-checker.js';
+import { fitStateReport } from './state-report.js';
 
 /** Final events are kept (and re-sent after a reconnect) this long, in case one was lost. */
 const KEEP_FINAL_MS = 10 * 60_000;
@@ -52,6 +62,8 @@ export class JobRunner {
   /** The last job finished per stack; state reports carry it (see StateReport.last_jobs). */
   private readonly lastJobs = new Map<string, string>();
   private lastReportEmpty = true;
+  /** How the last report was fitted into its budget (see fitStateReport), to log changes only. */
+  private lastFit = '0/';
 
   constructor(
     private readonly driver: Driver,
@@ -171,7 +183,28 @@ export class JobRunner {
     const empty = services.length === 0 && desired.size === 0;
     if (empty && this.lastReportEmpty) return null;
     this.lastReportEmpty = empty;
-    return { services, stack_ids: [...desired.keys()], last_jobs: lastJobs };
+    const fitted = fitStateReport(
+      { services, stack_ids: [...desired.keys()], last_jobs: lastJobs },
+      MAX_STATE_REPORT_BYTES,
+      (report) => agentMessageBytes({ state: report }),
+      (stackId, name) => this.store.get(stackId)?.desired.find((s) => s.name === name),
+    );
+    // Said once per change, not with every heartbeat.
+    const fit = `${fitted.trimmed}/${fitted.dropped.join(',')}`;
+    if (fit !== this.lastFit) {
+      this.lastFit = fit;
+      if (fitted.dropped.length > 0)
+        this.log.warn(
+          { trimmed: fitted.trimmed, dropped_stacks: fitted.dropped, budget_bytes: MAX_STATE_REPORT_BYTES },
+          'state report over its budget even with digests; stacks left out are unknown to the service',
+        );
+      else if (fitted.trimmed > 0)
+        this.log.info(
+          { trimmed: fitted.trimmed, budget_bytes: MAX_STATE_REPORT_BYTES },
+          'state report over its budget; the largest services are reported with digests',
+        );
+    }
+    return fitted.report;
   }
 
   async close(): Promise<void> {
@@ -187,10 +220,12 @@ export class JobRunner {
   private async run(job: ActiveJob, command: JobCommandMsg): Promise<void> {
     const stack: StackRef = { id: command.stack_id, name: command.stack_name };
     const lines: string[] = [];
+    let lineBytes = 0;
     let flushTimer: NodeJS.Timeout | undefined;
     const flushLines = () => {
       clearTimeout(flushTimer);
       flushTimer = undefined;
+      lineBytes = 0;
       if (lines.length > 0) this.event({ job_id: job.id, phase: 'progress', lines: lines.splice(0) });
     };
     let timedOut = false;
@@ -204,8 +239,12 @@ export class JobRunner {
     const ctx: ApplyContext = {
       signal: job.abort.signal,
       log: (line) => {
-        lines.push(line);
-        flushTimer ??= setTimeout(flushLines, LINE_FLUSH_MS);
+        // The service keeps no more of a line than this; an event stays far below the message limit.
+        const kept = line.length > MAX_JOB_LINE_CHARS ? line.slice(0, MAX_JOB_LINE_CHARS) : line;
+        lines.push(kept);
+        lineBytes += utf8Bytes(kept);
+        if (lines.length >= MAX_JOB_LINES_PER_EVENT || lineBytes >= MAX_JOB_LINES_BYTES) flushLines();
+        else flushTimer ??= setTimeout(flushLines, LINE_FLUSH_MS);
       },
       progress: (done, total) => {
         flushLines();
@@ -281,13 +320,14 @@ export class JobRunner {
         ? 'failed'
         : 'succeeded';
     if (aborted) error = String((job.abort.signal.reason as Error | undefined)?.message ?? 'cancelled');
+    // Driver errors can quote what the runtime said at any length; the service keeps this much.
     const final: JobEventMsg = {
       job_id: job.id,
       phase,
       progress: phase === 'succeeded' ? 100 : 0,
       lines: [],
-      error,
-      results,
+      error: error.slice(0, MAX_JOB_ERROR_CHARS),
+      results: results.map((r) => ({ ...r, error: r.error.slice(0, MAX_JOB_ERROR_CHARS) })),
     };
     this.active.delete(job.id);
     this.finals.set(job.id, { event: final, at: Date.now() });

@@ -1,3 +1,4 @@
+import { commandDigest, envDigest } from '../agent-protocol/config-digest.js';
 import type { ServiceStateMsg } from '../agent-protocol/index.js';
 import type { ServiceDefinition } from '../stacks/definition/definition.types.js';
 import { serviceDigest } from '../stacks/service-spec.js';
@@ -88,8 +89,13 @@ function modifiedFields(service: ServiceDefinition, state: ServiceStateMsg): Dri
     if (desired !== actual) out.push({ resource: service.name, kind: 'modified', field, desired, actual });
   };
   const actual = state.actual;
-  if (actual) {
-    if (service.image) diff('image', normalizeImage(service.image), normalizeImage(actual.image));
+  if (actual && service.image) diff('image', normalizeImage(service.image), normalizeImage(actual.image));
+  if (actual?.trimmed) {
+    // The report carried digests for these (the agent's report was over its budget): a difference
+    // is still found, as one item for the command and one for the whole environment.
+    diff('command', commandDigest(service.command), actual.command_digest ?? '');
+    diff('env', envDigest(service.env), actual.env_digest ?? '');
+  } else if (actual) {
     diff('command', JSON.stringify(service.command), JSON.stringify(actual.command ?? []));
     const actualEnv = actual.env ?? {};
     const keys = new Set([...Object.keys(service.env), ...Object.keys(actualEnv)]);
@@ -119,6 +125,8 @@ function modifiedFields(service: ServiceDefinition, state: ServiceStateMsg): Dri
         actual: show(have),
       });
     }
+  }
+  if (actual) {
     diff('ports', portsText(service.ports), portsText(actual.ports ?? []));
     diff('cpu', String(roundCpu(service.resources.cpu)), String(roundCpu(actual.cpu)));
     diff('memory', String(service.resources.memory_bytes), String(actual.memory_bytes));

@@ -3,7 +3,18 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
 import type { Counter, Histogram } from 'prom-client';
-import type { HelloMsg, JobCommandMsg, JobEventMsg } from '../agent-protocol/index.js';
+import {
+  serverMessageBytes,
+  type HelloMsg,
+  type JobCommandMsg,
+  type JobEventMsg,
+} from '../agent-protocol/index.js';
+import {
+  MAX_AGENT_MESSAGE_BYTES,
+  MAX_JOB_ERROR_CHARS,
+  MAX_JOB_LINE_CHARS,
+  MAX_JOB_LINES_PER_EVENT,
+} from '../agent-protocol/limits.js';
 import { AgentSessions, type AgentWorkHandler } from '../agent-gateway/agent-sessions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../common/pagination.js';
@@ -26,7 +37,6 @@ const POLL_MS = 250;
 const FLUSH_MS = 20;
 /** Output kept per job; later lines are counted, not stored. */
 const MAX_LOG_LINES = 5000;
-const MAX_LINE_CHARS = 4096;
 /** Lines waiting for the next write, all jobs; more are dropped (and counted) until it ran. */
 const MAX_BUFFERED_LINES = 50_000;
 /** Jobs whose line count is remembered. */
@@ -325,7 +335,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
 
   jobEvent(workerId: string, event: JobEventMsg): void {
     if (!isUuid(event.job_id)) return;
-    const lines = (event.lines ?? []).slice(0, 1000);
+    const lines = (event.lines ?? []).slice(0, MAX_JOB_LINES_PER_EVENT);
     for (const line of lines) this.bufferLine(event.job_id, workerId, line);
     switch (event.phase) {
       case 'accepted':
@@ -390,6 +400,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
         return Promise.resolve(this.decide(jobs, reserved));
       });
       const unsent: JobEntity[] = [];
+      const refused: { job: JobEntity; bytes: number }[] = [];
       for (const job of sent) {
         const command: JobCommandMsg = {
           job_id: job.id,
@@ -403,6 +414,13 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
           keep: job.payload.command.keep ?? [],
           replace: job.payload.command.replace ?? [],
         };
+        // Only a definition stored before the size limits can be this big; sending it would end
+        // the agent's stream (and leave every stack of the node unknown), so the job fails instead.
+        const bytes = serverMessageBytes({ job: command });
+        if (bytes > MAX_AGENT_MESSAGE_BYTES) {
+          refused.push({ job, bytes });
+          continue;
+        }
         if (!this.sessions.send(job.workerId!, { job: command })) {
           unsent.push(job);
           continue;
@@ -413,11 +431,26 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
         );
       }
       // Every command of the round is on its stream before anything else waits for the database.
-      const placed = sent.filter((job) => newlyPlaced.has(job.id) && !unsent.includes(job));
+      const placed = sent.filter(
+        (job) => newlyPlaced.has(job.id) && !unsent.includes(job) && !refused.some((r) => r.job === job),
+      );
       if (this.hooks && placed.length > 0) await this.hooks.placed(placed);
       for (const job of unsent) await this.requeue(job, 'agent not connected');
+      for (const { job, bytes } of refused) await this.tooLarge(job, bytes);
       if (sent.length < CLAIM_BATCH) return;
     }
+  }
+
+  private async tooLarge(job: JobEntity, bytes: number): Promise<void> {
+    const moved = await this.repository.transition(
+      job.id,
+      { type: 'abort' },
+      {
+        error: `the job's command takes ${bytes} bytes and an agent accepts at most ${MAX_AGENT_MESSAGE_BYTES}: replace the stack's definition with one within the size limits (docs/stack-definitions.md)`,
+        finishedAt: new Date(),
+      },
+    );
+    if (moved) await this.finished(moved.job, moved.from);
   }
 
   /** Placement for a batch, counting what earlier jobs of the same batch reserve. */
@@ -604,7 +637,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       name: printable(String(r.name)).slice(0, 63),
       action: printable(String(r.action)).slice(0, 32),
       ok: r.ok === true,
-      error: r.error ? printable(String(r.error)).slice(0, 2000) : null,
+      error: r.error ? printable(String(r.error)).slice(0, MAX_JOB_ERROR_CHARS) : null,
     }));
     const phase = event.phase as 'succeeded' | 'failed' | 'cancelled';
     const moved = await this.repository.transition(
@@ -613,7 +646,9 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       {
         results,
         error:
-          phase === 'failed' ? printable(String(event.error || 'failed on the worker')).slice(0, 2000) : null,
+          phase === 'failed'
+            ? printable(String(event.error || 'failed on the worker')).slice(0, MAX_JOB_ERROR_CHARS)
+            : null,
         progress: phase === 'succeeded' ? 100 : job.progress,
         finishedAt: new Date(),
       },
@@ -679,7 +714,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       jobId,
       workerId,
       time: new Date(),
-      line: printable(String(line)).slice(0, MAX_LINE_CHARS),
+      line: printable(String(line)).slice(0, MAX_JOB_LINE_CHARS),
     });
   }
 

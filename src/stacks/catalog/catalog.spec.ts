@@ -68,6 +68,13 @@ describe('stack-kit catalogue', () => {
     delete noFlag.kits['cloud-kit'].variants.default.limits.monitoring_allowed;
     expect(() => parseCatalog(noFlag)).toThrow('monitoring_allowed must be a boolean');
 
+    // More services than the agent channel is sized for (MAX_SERVICES_PER_STACK).
+    const tooMany = raw();
+    tooMany.kits['cloud-kit'].variants.default.limits.max_services = 101;
+    expect(() => parseCatalog(tooMany)).toThrow(
+      'kits.cloud-kit.variants.default.limits.max_services must be at most 100',
+    );
+
     const missingComponent = raw();
     missingComponent.monitoring.services.pop();
     expect(() => parseCatalog(missingComponent)).toThrow('exactly one dashboard service');

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { MAX_SERVICES_PER_STACK } from '../../agent-protocol/limits.js';
 import { parseDuration } from '../../common/duration.js';
 import type { PortDefinition } from '../definition/definition.types.js';
 import { parseCpu, parseDays, parseGi, parseMemory } from '../definition/quantities.js';
@@ -138,11 +139,15 @@ function parseVariant(name: string, raw: unknown, path: string): StackKitVariant
   const defaults = object(v.default_resources, `${path}.default_resources`);
   if (typeof limits.monitoring_allowed !== 'boolean')
     throw new CatalogShapeError(`${path}.limits.monitoring_allowed`, 'must be a boolean');
+  const maxServices = positiveInt(limits.max_services, `${path}.limits.max_services`);
+  // Job results and the keep and replace lists grow with the services: the channel bounds them.
+  if (maxServices > MAX_SERVICES_PER_STACK)
+    throw new CatalogShapeError(`${path}.limits.max_services`, `must be at most ${MAX_SERVICES_PER_STACK}`);
   return {
     name,
     description: typeof v.description === 'string' ? v.description : '',
     limits: {
-      max_services: positiveInt(limits.max_services, `${path}.limits.max_services`),
+      max_services: maxServices,
       max_cpu_per_service: cpu(limits.max_cpu_per_service, `${path}.limits.max_cpu_per_service`),
       max_memory_per_service_bytes: memory(
         limits.max_memory_per_service,

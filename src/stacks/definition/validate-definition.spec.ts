@@ -1,4 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import {
+  MAX_COMMAND_ARG_BYTES,
+  MAX_ENV_NAME_BYTES,
+  MAX_ENV_PER_SERVICE,
+  MAX_ENV_VALUE_BYTES,
+  MAX_STACK_SPEC_BYTES,
+  stackSpecBytes,
+} from '../../agent-protocol/limits.js';
+import { toServiceSpec } from '../service-spec.js';
 import type { ServiceDefinition, ValidationIssue, ValidationResult } from './definition.types.js';
 import { MAX_ISSUES, validateDefinition } from './validate-definition.js';
 import { YAML_LIMITS } from './yaml-tree.js';
@@ -620,6 +629,101 @@ services:
       expect(text).not.toContain(literal.replace(/"/g, ''));
       expect(text).not.toContain('hunter2');
     }
+  });
+});
+
+describe('validateDefinition: size limits (what a job can carry to an agent)', () => {
+  /** One process service `app` with these environment lines (after `env:`, at line 7). */
+  const withEnv = (envLines: string[], command = '[/bin/app]') =>
+    `name: big\nstackkit: basement-kit\nservices:\n  app:\n    command: ${command}\n    env:\n${envLines.map((l) => `      ${l}\n`).join('')}`;
+  /** `count` variables V0, V1, ... of `size` bytes each, the last one `extra` bytes longer. */
+  const variables = (count: number, size: number, extra = 0) =>
+    Array.from({ length: count }, (_, i) => `V${i}: "${'x'.repeat(size + (i === count - 1 ? extra : 0))}"`);
+  const specBytes = (source: string) => stackSpecBytes(valid(source).definition.services.map(toServiceSpec));
+
+  it('takes as many variables as the limit allows, and refuses the first one past it, once', () => {
+    expect(Object.keys(service(valid(withEnv(variables(MAX_ENV_PER_SERVICE, 1))), 'app').env)).toHaveLength(
+      MAX_ENV_PER_SERVICE,
+    );
+    const result = invalid(withEnv(variables(MAX_ENV_PER_SERVICE + 5, 1)));
+    expect(result.errors).toEqual([
+      {
+        path: `services.app.env.V${MAX_ENV_PER_SERVICE}`,
+        category: 'resource_constraint',
+        message: `a service may have at most ${MAX_ENV_PER_SERVICE} environment variables; this is variable ${MAX_ENV_PER_SERVICE + 1} of ${MAX_ENV_PER_SERVICE + 5}`,
+        line: 7 + MAX_ENV_PER_SERVICE,
+        column: 7,
+      },
+    ]);
+  });
+
+  it('bounds names and values in UTF-8 bytes, at the offending node, without repeating the value', () => {
+    const name = 'N'.repeat(MAX_ENV_NAME_BYTES);
+    const value = 'v'.repeat(MAX_ENV_VALUE_BYTES);
+    expect(service(valid(withEnv([`${name}: x`, `BIG: "${value}"`])), 'app').env.BIG).toBe(value);
+
+    // "é" is two bytes: fewer characters than the limit, more bytes.
+    const accents = 'é'.repeat(MAX_ENV_VALUE_BYTES / 2 + 1);
+    const result = invalid(withEnv([`${name}N: x`, `BIG: "${value}x"`, `ACCENTS: ${accents}`]));
+    expect(result.errors.map((e) => [e.path, e.category, e.line, e.column])).toEqual([
+      [`services.app.env.${name}N`, 'resource_constraint', 7, 7],
+      ['services.app.env.BIG', 'resource_constraint', 8, 12],
+      ['services.app.env.ACCENTS', 'resource_constraint', 9, 16],
+    ]);
+    expect(result.errors[0].message).toBe(
+      `environment variable names are at most ${MAX_ENV_NAME_BYTES} bytes; this one has ${MAX_ENV_NAME_BYTES + 1}`,
+    );
+    expect(result.errors[1].message).toBe(
+      `an environment value may take at most ${MAX_ENV_VALUE_BYTES} bytes (UTF-8); this one takes ${MAX_ENV_VALUE_BYTES + 1}`,
+    );
+    expect(result.errors[2].message).toContain(`this one takes ${MAX_ENV_VALUE_BYTES + 2}`);
+    for (const e of result.errors) expect(e.message).not.toContain('vvvv');
+  });
+
+  it('bounds each command argument the same way', () => {
+    const arg = 'a'.repeat(MAX_COMMAND_ARG_BYTES);
+    expect(service(valid(withEnv([], `[/bin/app, "${arg}"]`)), 'app').command[1]).toBe(arg);
+    const result = invalid(withEnv([], `[/bin/app, "${arg}a"]`));
+    expect(result.errors).toEqual([
+      {
+        path: 'services.app.command.1',
+        category: 'resource_constraint',
+        message: `an argument may take at most ${MAX_COMMAND_ARG_BYTES} bytes (UTF-8); this one takes ${MAX_COMMAND_ARG_BYTES + 1}`,
+        line: 5,
+        column: 25,
+      },
+    ]);
+  });
+
+  it('accepts a stack that takes exactly the spec budget and refuses one byte more, at services', () => {
+    // The largest stack the limits allow: every variable a service may have, filled to the budget.
+    const base = variables(MAX_ENV_PER_SERVICE, 500);
+    const pad = MAX_STACK_SPEC_BYTES - specBytes(withEnv(base));
+    const largest = withEnv(variables(MAX_ENV_PER_SERVICE, 500, pad));
+    expect(specBytes(largest)).toBe(MAX_STACK_SPEC_BYTES);
+
+    const result = invalid(withEnv(variables(MAX_ENV_PER_SERVICE, 500, pad + 1)));
+    expect(result.errors).toEqual([
+      {
+        path: 'services',
+        category: 'resource_constraint',
+        message: `the services take ${MAX_STACK_SPEC_BYTES + 1} bytes as a job sends them to an agent (the largest, app, ${MAX_STACK_SPEC_BYTES + 1}); a stack may take at most ${MAX_STACK_SPEC_BYTES}: make environment values or commands smaller, or split the stack`,
+        line: 4,
+        column: 3,
+      },
+    ]);
+  });
+
+  it('counts the definition as expanded: aliases cannot carry more than the budget', () => {
+    const big = 'x'.repeat(60_000);
+    const services = Array.from({ length: 10 }, (_, i) => `  s${i}: { command: [/bin/app], env: *env }`);
+    const source = `name: big\nstackkit: basement-kit\nx-env: &env { BIG: "${big}" }\nservices:\n${services.join('\n')}\n`;
+    expect(source.length).toBeLessThan(MAX_STACK_SPEC_BYTES / 8);
+    const result = invalid(source);
+    expect(result.errors.map((e) => [e.path, e.category, e.line, e.column])).toEqual([
+      ['services', 'resource_constraint', 5, 3],
+    ]);
+    expect(result.errors[0].message).toMatch(/^the services take 60\d{4} bytes/);
   });
 });
 

@@ -1,4 +1,14 @@
+import {
+  MAX_COMMAND_ARG_BYTES,
+  MAX_ENV_NAME_BYTES,
+  MAX_ENV_PER_SERVICE,
+  MAX_ENV_VALUE_BYTES,
+  MAX_STACK_SPEC_BYTES,
+  stackSpecBytes,
+  utf8Bytes,
+} from '../../agent-protocol/limits.js';
 import { kitNames, getCatalog, type Catalog, type StackKitVariant } from '../catalog/catalog.js';
+import { toServiceSpec } from '../service-spec.js';
 import type {
   HealthCheckDefinition,
   MonitoringDefinition,
@@ -511,6 +521,7 @@ class DefinitionValidator {
     this.portConflicts(parsed, extra);
     this.cycles(parsed, known);
     this.stackLimits(all, parsed.length, map.pos);
+    this.specSize(all, map.pos);
     return all;
   }
 
@@ -566,6 +577,13 @@ class DefinitionValidator {
               i === 0
                 ? 'the first argument (the program) must be a non-empty string'
                 : 'arguments must be strings',
+              item.pos,
+            );
+          } else if (utf8Bytes(text) > MAX_COMMAND_ARG_BYTES) {
+            this.issues.error(
+              `${path}.command.${i}`,
+              'resource_constraint',
+              `an argument may take at most ${MAX_COMMAND_ARG_BYTES} bytes (UTF-8); this one takes ${utf8Bytes(text)}`,
               item.pos,
             );
           } else command.push(text);
@@ -720,13 +738,33 @@ class DefinitionValidator {
     if (node === undefined) return env;
     const map = asMap(node, path, this.issues, 'env');
     if (map === null) return env;
+    let count = 0;
     for (const [key, entry] of map.entries) {
       const keyPath = `${path}.${key}`;
+      if (count++ === MAX_ENV_PER_SERVICE) {
+        // One error at the first variable too many, not one per variable past the limit.
+        this.issues.error(
+          keyPath,
+          'resource_constraint',
+          `a service may have at most ${MAX_ENV_PER_SERVICE} environment variables; this is variable ${MAX_ENV_PER_SERVICE + 1} of ${map.entries.size}`,
+          entry.key.pos,
+        );
+        break;
+      }
       if (!ENV_NAME.test(key)) {
         this.issues.error(
           keyPath,
           'invalid_value',
           'environment variable names are letters, digits and "_", not starting with a digit',
+          entry.key.pos,
+        );
+        continue;
+      }
+      if (utf8Bytes(key) > MAX_ENV_NAME_BYTES) {
+        this.issues.error(
+          keyPath,
+          'resource_constraint',
+          `environment variable names are at most ${MAX_ENV_NAME_BYTES} bytes; this one has ${utf8Bytes(key)}`,
           entry.key.pos,
         );
         continue;
@@ -739,6 +777,15 @@ class DefinitionValidator {
           entry.value.kind === 'scalar'
             ? 'give the variable a value (use "" for an empty string)'
             : `an environment value is a string or a number, not ${describe(entry.value)}`,
+          entry.value.pos,
+        );
+        continue;
+      }
+      if (utf8Bytes(text) > MAX_ENV_VALUE_BYTES) {
+        this.issues.error(
+          keyPath,
+          'resource_constraint',
+          `an environment value may take at most ${MAX_ENV_VALUE_BYTES} bytes (UTF-8); this one takes ${utf8Bytes(text)}`,
           entry.value.pos,
         );
         continue;
@@ -1055,6 +1102,23 @@ class DefinitionValidator {
         at,
       );
     }
+  }
+
+  /**
+   * Everything accepted must fit the agent channel: the services as a job sends them (after aliases
+   * and merge keys are expanded, monitoring included) stay within MAX_STACK_SPEC_BYTES.
+   */
+  private specSize(all: ServiceDefinition[], at: Position): void {
+    const sizes = all.map((s) => ({ name: s.name, bytes: stackSpecBytes([toServiceSpec(s)]) }));
+    const total = sizes.reduce((sum, s) => sum + s.bytes, 0);
+    if (total <= MAX_STACK_SPEC_BYTES) return;
+    const largest = sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+    this.issues.error(
+      'services',
+      'resource_constraint',
+      `the services take ${total} bytes as a job sends them to an agent (the largest, ${largest.name}, ${largest.bytes}); a stack may take at most ${MAX_STACK_SPEC_BYTES}: make environment values or commands smaller, or split the stack`,
+      at,
+    );
   }
 
   /** Kahn's algorithm, always taking the alphabetically first ready service: stable output. */

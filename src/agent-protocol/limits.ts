@@ -1,0 +1,84 @@
+import type { ServiceSpecMsg } from './index.js';
+
+/**
+ * The limits that make "accepted" mean "can be sent": what a stack definition may hold, and how big
+ * a message on the agent channel may be. The definition validator, the gateway, the dispatcher and
+ * the agent all take them from here, so they cannot drift apart. docs/stack-definitions.md ("Size
+ * limits") and docs/agent-protocol.md ("Message limits") give the reasoning.
+ */
+
+/**
+ * Largest message either side of the agent channel sends or accepts, set as grpc-js's
+ * `max_send_message_length` and `max_receive_message_length` on the gateway and on the agent. A
+ * message over it ends the whole stream (RESOURCE_EXHAUSTED), so every producer below keeps well
+ * under it.
+ */
+export const MAX_AGENT_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The services of one stack as a job sends them (the `services` of `JobCommand`, protobuf-encoded,
+ * monitoring services included). With the job's other fields a provision command stays under
+ * 530 KiB: an eighth of the message limit.
+ */
+export const MAX_STACK_SPEC_BYTES = 512 * 1024;
+
+/** Environment variables one service may have. */
+export const MAX_ENV_PER_SERVICE = 1000;
+/** UTF-8 bytes of an environment variable name. */
+export const MAX_ENV_NAME_BYTES = 256;
+/**
+ * UTF-8 bytes of one environment value or command argument: half of Linux's 128 KiB limit on one
+ * `execve` string (MAX_ARG_STRLEN), so the process driver can always start what was accepted.
+ */
+export const MAX_ENV_VALUE_BYTES = 64 * 1024;
+export const MAX_COMMAND_ARG_BYTES = 64 * 1024;
+/** No variant of the catalogue may allow more services (keep and replace lists, job results). */
+export const MAX_SERVICES_PER_STACK = 100;
+
+/**
+ * What the agent lets a state report take. Past it the agent sends the largest services' command
+ * and environment as digests (`EffectiveConfig.trimmed`); a report still too big leaves whole
+ * stacks out, which the service shows as unknown. Half the message limit: the report goes with
+ * every heartbeat and the service keeps the latest one of every worker in memory.
+ */
+export const MAX_STATE_REPORT_BYTES = MAX_AGENT_MESSAGE_BYTES / 2;
+
+/** Job output: characters per line, lines and UTF-8 bytes per `JobEvent`. */
+export const MAX_JOB_LINE_CHARS = 4096;
+export const MAX_JOB_LINES_PER_EVENT = 1000;
+export const MAX_JOB_LINES_BYTES = 256 * 1024;
+/** Characters of a job's error and of each service result's error. */
+export const MAX_JOB_ERROR_CHARS = 2000;
+
+// ---- protobuf wire sizes (proto3, as grpc-js and protobufjs encode `agent.proto`) ----
+
+const varintBytes = (n: number): number => {
+  let bytes = 1;
+  for (let rest = n; rest >= 0x80; rest = Math.floor(rest / 0x80)) bytes++;
+  return bytes;
+};
+
+export const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/** A length-delimited field (string, message, map entry); every field here has a one-byte tag. */
+const delimited = (length: number): number => 1 + varintBytes(length) + length;
+const text = (value: string): number => delimited(utf8Bytes(value));
+const uint = (value: number): number => 1 + varintBytes(value);
+
+/** The encoded size of one `ServiceSpec`, every field counted even when it holds its default. */
+export function serviceSpecBytes(spec: ServiceSpecMsg): number {
+  let bytes = text(spec.name) + text(spec.image) + text(spec.restart) + text(spec.digest);
+  for (const arg of spec.command) bytes += text(arg);
+  for (const [name, value] of Object.entries(spec.env)) bytes += delimited(text(name) + text(value));
+  for (const p of spec.ports) bytes += delimited(uint(p.container) + uint(p.host) + text(p.protocol));
+  bytes += 1 + 8; // cpu, a double
+  bytes += uint(spec.memory_bytes);
+  const check = spec.health_check;
+  if (check) bytes += delimited(text(check.path) + uint(check.port) + uint(check.interval_ms));
+  return bytes;
+}
+
+/** What a stack's services add to a `JobCommand`: the number MAX_STACK_SPEC_BYTES bounds. */
+export function stackSpecBytes(specs: ServiceSpecMsg[]): number {
+  return specs.reduce((sum, spec) => sum + delimited(serviceSpecBytes(spec)), 0);
+}
