@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger as NestLogger } from '@nestjs/common';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import type { Writable } from 'node:stream';
 import { AppModule } from './app.module.js';
@@ -11,6 +12,10 @@ import { StartupState } from './common/startup-state.js';
 import type { AppConfig } from './config/config.js';
 import { installLivenessResponder } from './health/liveness.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
+import { repairDataDir } from './shared/private-files.js';
+
+/** What the service keeps in DATA_DIR: the entries the repair at start walks. */
+const DATA_DIR_ENTRIES = ['pgdata', 'pgdata.lock', 'logs', 'secrets'] as const;
 
 export interface AppOptions {
   /** Where JSON log lines go besides the rotated files; stdout unless a test captures them. */
@@ -22,11 +27,19 @@ export async function createApp(
   config: AppConfig,
   options: AppOptions = {},
 ): Promise<NestExpressApplication> {
+  // Before any module opens a file there: earlier versions left the embedded database (its WAL
+  // holds stack definitions verbatim), the logs and the master key readable by every local user.
+  const repaired = repairDataDir(config.dataDir, DATA_DIR_ENTRIES);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config, options.logConsole ?? process.stdout),
     { bodyParser: false, bufferLogs: true, abortOnError: false },
   );
   app.useLogger(app.get(Logger));
+  if (repaired > 0)
+    new NestLogger('data-dir').warn(
+      { data_dir: config.dataDir, entries: repaired },
+      'made files and directories in the data directory private to the service user',
+    );
   app.disable('x-powered-by');
   const metrics = app.get(HttpMetrics);
   // Before any Nest middleware: every request gets an id and is counted, whatever happens next.

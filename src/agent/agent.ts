@@ -12,9 +12,11 @@ import {
   type ServerMessage,
 } from '../agent-protocol/index.js';
 import { MAX_AGENT_MESSAGE_BYTES } from '../agent-protocol/limits.js';
+import { repairDataDir } from '../shared/private-files.js';
 import {
   certificateFingerprint,
   certificateValidity,
+  IDENTITY_FILES,
   IdentityStore,
   newKeyAndCsr,
   type Identity,
@@ -26,6 +28,12 @@ import type { Driver } from './drivers/driver.js';
 import { ProcessDriver } from './drivers/process.driver.js';
 import { JobRunner } from './job-runner.js';
 import type { Server } from 'node:net';
+
+/**
+ * What the agent keeps in its data directory (the identity, the desired state under stacks/, the
+ * process driver's services/): the entries the repair at start walks.
+ */
+const DATA_DIR_ENTRIES = [...IDENTITY_FILES, 'stacks', 'services'];
 
 export interface AgentOptions {
   server: string;
@@ -96,6 +104,14 @@ export class Agent {
     private readonly options: AgentOptions,
     private readonly log: Logger,
   ) {
+    // Before anything is written there: earlier versions left ca.pem, cert.pem and the services'
+    // pid and output files (which may print secrets) readable by every local user.
+    const repaired = repairDataDir(options.dataDir, DATA_DIR_ENTRIES);
+    if (repaired > 0)
+      log.warn(
+        { data_dir: options.dataDir, entries: repaired },
+        'made files and directories in the data directory private to the agent user',
+      );
     this.store = new IdentityStore(options.dataDir);
     this.dockerSocket = options.dockerSocket ?? defaultDockerSocket(options.env.DOCKER_HOST);
     const driver: Driver =

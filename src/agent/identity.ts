@@ -23,7 +23,10 @@ interface IdentityFile {
   agent_endpoint: string;
 }
 
-/** The data directory: key.pem (0600), cert.pem, ca.pem and identity.json. */
+/** The files of the identity, in the data directory. */
+export const IDENTITY_FILES = ['identity.json', 'key.pem', 'cert.pem', 'ca.pem'] as const;
+
+/** The data directory: key.pem, cert.pem, ca.pem and identity.json, all 0600. */
 export class IdentityStore {
   constructor(readonly dir: string) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -48,8 +51,9 @@ export class IdentityStore {
 
   save(identity: Identity): void {
     this.writePrivate('key.pem', identity.keyPem);
-    writeFileSync(this.path('ca.pem'), identity.caPem);
-    if (identity.certPem) writeFileSync(this.path('cert.pem'), identity.certPem);
+    // Public material, but the data directory keeps to one rule: nothing in it is for other users.
+    this.writePrivate('ca.pem', identity.caPem);
+    if (identity.certPem) this.writePrivate('cert.pem', identity.certPem);
     const file: IdentityFile = {
       worker_id: identity.workerId,
       enrollment_secret: identity.enrollmentSecret,
@@ -60,8 +64,7 @@ export class IdentityStore {
 
   /** Forgets the worker identity (after the service revoked it); the next start enrolls again. */
   wipe(): void {
-    for (const name of ['identity.json', 'key.pem', 'cert.pem', 'ca.pem'])
-      rmSync(this.path(name), { force: true });
+    for (const name of IDENTITY_FILES) rmSync(this.path(name), { force: true });
   }
 
   private writePrivate(name: string, content: string): void {

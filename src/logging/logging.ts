@@ -5,6 +5,7 @@ import pino, { type DestinationStream, type LoggerOptions } from 'pino';
 import type { Options as PinoHttpOptions } from 'pino-http';
 import pinoRoll from 'pino-roll';
 import type { LogLevel } from '../config/config.js';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../shared/private-files.js';
 
 /** Where rotated log files live, and how many hourly files are kept (a bit over 24 hours). */
 export const logDirectory = (dataDir: string): string => join(dataDir, 'logs');
@@ -55,11 +56,15 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
  * DATA_DIR/logs, which the debug bundle reads.
  */
 export async function logDestination(dataDir: string, console: Writable): Promise<DestinationStream> {
+  makePrivateDir(logDirectory(dataDir));
   const file = await pinoRoll({
     file: join(logDirectory(dataDir), LOG_FILE_BASENAME),
     frequency: 'hourly',
     size: '100m',
+    // Only if the directory is removed while the service runs (its mode is then the umask's).
     mkdir: true,
+    // Every file the rotation opens, not only the first: records carry ids, names and addresses.
+    mode: PRIVATE_FILE_MODE,
     limit: { count: KEPT_HOURLY_FILES },
   });
   return pino.multistream([

@@ -10,6 +10,8 @@ declare module 'pino-roll' {
     dateFormat?: string;
     limit?: { count?: number; removeOtherLogFiles?: boolean };
     symlink?: boolean;
+    /** Passed to sonic-boom, which opens every rotated file with it. */
+    mode?: number;
   }
 
   export default function pinoRoll(options: PinoRollOptions): Promise<DestinationStream>;

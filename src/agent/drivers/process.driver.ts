@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { PRIVATE_FILE_MODE } from '../../shared/private-files.js';
 import type {
   ApplyContext,
   Driver,
@@ -229,7 +230,7 @@ export class ProcessDriver implements Driver {
         s.startedAt = new Date();
         s.exitCode = null;
         // The program beside the pid: a later agent only kills the pid if it still runs that.
-        if (child.pid) writeFileSync(s.pidFile, `${child.pid}\n${file}`);
+        if (child.pid) writeFileSync(s.pidFile, `${child.pid}\n${file}`, { mode: PRIVATE_FILE_MODE });
         this.log.info({ stack_id: s.stack.id, service: s.spec.name, pid: child.pid }, 'service started');
         resolve(null);
       });
@@ -323,7 +324,8 @@ export class ProcessDriver implements Driver {
     try {
       if (existsSync(s.logFile) && statSync(s.logFile).size > MAX_OUTPUT_BYTES)
         renameSync(s.logFile, `${s.logFile}.1`);
-      appendFileSync(s.logFile, chunk);
+      // The mode applies when the file is created, after each rotation too: output may hold secrets.
+      appendFileSync(s.logFile, chunk, { mode: PRIVATE_FILE_MODE });
     } catch {
       // a full disk must not take the service down with it
     }
