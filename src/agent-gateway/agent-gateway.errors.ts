@@ -4,6 +4,14 @@ import { AppError, ValidationFailedError } from '../common/app-error.js';
 export const invalidCsr = (message: string): AppError =>
   new ValidationFailedError([{ path: 'csr', message }]);
 
+export const renewalsExhausted = (retryAfterSeconds: number): AppError =>
+  new AppError(
+    429,
+    'rate_limited',
+    'Too Many Requests',
+    `too many certificate renewals for this worker; try again in ${retryAfterSeconds} s`,
+  );
+
 /** The same coded errors the HTTP API answers, as gRPC status codes. */
 export function grpcStatusFor(err: unknown): GrpcStatus {
   if (!(err instanceof AppError)) return GrpcStatus.INTERNAL;

@@ -245,7 +245,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
   ): Promise<void> {
     try {
       const peer = await this.identify(call);
-      const issued = await this.certificates.issue(peer.workerId, call.request.csr_pem);
+      const issued = await this.certificates.renew(peer.workerId, call.request.csr_pem);
       this.logger.log(
         { worker_id: peer.workerId, not_after: issued.notAfter.toISOString() },
         'certificate renewed',

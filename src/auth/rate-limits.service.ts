@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
 import { addressKey } from './address-key.js';
-import { FixedWindowCounter } from './rate-limiter.js';
+import { FixedWindowCounter } from '../common/rate-limiter.js';
 
 /** The two limits of the auth module: failed authentication, and requests per client. */
 @Injectable()

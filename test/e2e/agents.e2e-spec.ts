@@ -3,7 +3,9 @@ import { cpSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { CaRepository } from '../../src/agent-gateway/ca.repository.js';
+import { newKeyAndCsr } from '../../src/agent/identity.js';
 import { loadAgentProto, type ServerMessage } from '../../src/agent-protocol/index.js';
 import { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
@@ -298,6 +300,41 @@ describe('the agent plane with real agents over mutual TLS', () => {
       expect(status).toBe('SERVING');
     });
 
+    it('limits certificate renewals per worker', async () => {
+      const a = agent(await joinToken({ pre_approved: true }), 'node-renewals');
+      await waitForStatus('node-renewals', 'reporting');
+      await a.stop('SIGKILL');
+      const { ca, key, cert } = files(a.dataDir);
+      const client = new proto.AgentGateway(
+        gatewayEndpoint,
+        grpc.credentials.createSsl(ca, key, cert),
+      ) as unknown as grpc.Client & {
+        RenewCertificate(
+          req: { csr_pem: string },
+          cb: (err: grpc.ServiceError | null, res?: { certificate_pem: string }) => void,
+        ): void;
+      };
+      const { worker_id: workerId } = JSON.parse(readFileSync(join(a.dataDir, 'identity.json'), 'utf8')) as {
+        worker_id: string;
+      };
+      const { csrPem } = await newKeyAndCsr(workerId);
+      const codes: grpc.status[] = [];
+      // WORKER_CERT_TTL is 6 s: five renewals per 4 s. Twelve quick calls span at most two windows.
+      for (let i = 0; i < 12; i++) {
+        codes.push(
+          await new Promise<grpc.status>((resolve) =>
+            client.RenewCertificate({ csr_pem: csrPem }, (err, res) =>
+              resolve(err ? err.code : res?.certificate_pem ? grpc.status.OK : grpc.status.UNKNOWN),
+            ),
+          ),
+        );
+      }
+      client.close();
+      expect(codes[0]).toBe(grpc.status.OK);
+      expect(codes.filter((c) => c === grpc.status.OK).length).toBeLessThanOrEqual(10);
+      expect(codes.filter((c) => c !== grpc.status.OK)).toContain(grpc.status.RESOURCE_EXHAUSTED);
+    });
+
     it('deleting a worker revokes its certificate and closes its stream; the agent enrolls again as pending', async () => {
       const a = agent(await joinToken({ pre_approved: true }), 'node-delete');
       const before = await waitForStatus('node-delete', 'reporting');
@@ -308,11 +345,21 @@ describe('the agent plane with real agents over mutual TLS', () => {
       const again = await waitForStatus('node-delete', 'pending');
       expect(again.id).not.toBe(before.id);
       expect(a.logged('the service revoked this identity; enrolling again')).toBe(true);
-      // The old certificate is refused when a connection opens.
+      // The old certificate is refused when a connection opens, every time; once refused, a serial
+      // costs no more database queries.
       const { ca, key, cert } = files(saved);
-      const reuse = await connect(grpc.credentials.createSsl(ca, key, cert), before.id);
-      expect(reuse.welcomed).toBe(false);
-      expect(reuse.error?.code).toBe(grpc.status.UNAUTHENTICATED);
+      const lookups = vi.spyOn(t.app.get(CaRepository), 'findValid');
+      try {
+        for (let i = 0; i < 3; i++) {
+          const reuse = await connect(grpc.credentials.createSsl(ca, key, cert), before.id);
+          expect(reuse.welcomed).toBe(false);
+          expect(reuse.error?.code).toBe(grpc.status.UNAUTHENTICATED);
+          expect(reuse.error?.details).toContain('identity_revoked');
+        }
+        expect(lookups.mock.calls.length).toBeLessThanOrEqual(1);
+      } finally {
+        lookups.mockRestore();
+      }
       const audit = await api('get', '/api/v1/orchestrator/audit?action=worker.deleted');
       expect((audit.body.events as { target: string }[]).map((e) => e.target)).toContain(before.id);
     });

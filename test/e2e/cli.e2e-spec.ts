@@ -688,11 +688,14 @@ describe('stackctl, the operator CLI, against the running service', () => {
     );
     expect(match, run.stderr).not.toBeNull();
     expect(run.stderr).not.toContain(wrong);
-    // The request id is the one the service logged for that refusal.
-    const record = t.logs.records().find((r) => r.request_id === match![1] && r.component === 'http');
+    // The request id is the one the service logged for that refusal: its audit record (the request
+    // record of a 401 is only written at debug level).
+    const record = t.logs.records().find((r) => r.request_id === match![1] && r.component === 'audit');
     expect(record).toMatchObject({
-      res: { status_code: 401 },
-      req: { method: 'POST', path: '/oauth/token' },
+      audit_action: 'auth.failed',
+      outcome: 'failure',
+      target: ADMIN.clientId,
+      details: { reason: 'bad_secret' },
     });
 
     // Same through the environment.

@@ -1,7 +1,8 @@
 /**
  * Fixed-window counters kept in memory (per replica), bounded in size: when `maxKeys` is reached,
  * expired windows are dropped first, then the oldest keys. Used for failed-authentication limits
- * (keys: claimed client ids and addresses) and the per-client request limit.
+ * (keys: client ids with networks, and networks), the per-client request limit and certificate
+ * renewals per worker.
  */
 export class FixedWindowCounter {
   private readonly windows = new Map<string, { count: number; resetAt: number }>();
