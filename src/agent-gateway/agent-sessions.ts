@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { logAgentMessage } from './message-log.js';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import type {
   AgentMessage,
@@ -86,7 +87,7 @@ export class AgentSessions {
   register(workerId: string, stream: Stream): void {
     const previous = this.streams.get(workerId);
     this.streams.set(workerId, stream);
-    if (previous && previous !== stream) this.end(previous, 'replaced by a newer connection');
+    if (previous && previous !== stream) this.end(previous, 'replaced by a newer connection', workerId);
   }
 
   /** Forgets the stream if it is still the worker's current one; true when it was. */
@@ -99,6 +100,7 @@ export class AgentSessions {
   send(workerId: string, message: ServerMessage): boolean {
     const stream = this.streams.get(workerId);
     if (!stream) return false;
+    logAgentMessage(this.logger, 'sent', workerId, message);
     stream.write(message);
     return true;
   }
@@ -108,7 +110,7 @@ export class AgentSessions {
     const stream = this.streams.get(workerId);
     if (!stream) return;
     this.streams.delete(workerId);
-    this.end(stream, reason);
+    this.end(stream, reason, workerId);
     for (const handler of this.workHandlers) handler.disconnected(workerId);
     for (const handler of this.stateHandlers) handler.disconnected(workerId);
     this.logger.log({ worker_id: workerId, reason }, 'agent stream closed');
@@ -129,12 +131,13 @@ export class AgentSessions {
   closeAll(reason: string): void {
     for (const [workerId, stream] of this.streams) {
       this.streams.delete(workerId);
-      this.end(stream, reason);
+      this.end(stream, reason, workerId);
     }
   }
 
-  private end(stream: Stream, reason: string): void {
+  private end(stream: Stream, reason: string, workerId: string): void {
     try {
+      logAgentMessage(this.logger, 'sent', workerId, { disconnect: { reason } });
       stream.write({ disconnect: { reason } });
       stream.end();
     } catch {

@@ -16,6 +16,7 @@ import { StartupState } from '../common/startup-state.js';
 import { OrchestratorHealthService } from '../health/orchestrator-health.service.js';
 import { AppConfig } from '../config/config.js';
 import { grpcStatusFor } from './agent-gateway.errors.js';
+import { logAgentMessage } from './message-log.js';
 import { AgentSessions } from './agent-sessions.js';
 import { CertificatesService } from './certificates.service.js';
 import { CaService } from './ca.service.js';
@@ -171,6 +172,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
       void identity
         .then(async (peer) => {
           if (closed) return;
+          logAgentMessage(this.logger, 'received', peer.workerId, message);
           const events = this.sessions.events();
           if (workerId === undefined) {
             if (!message.hello)
@@ -195,7 +197,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
             }
             workerId = peer.workerId;
             this.sessions.register(workerId, stream);
-            stream.write({
+            this.sessions.send(workerId, {
               welcome: {
                 worker_id: workerId,
                 heartbeat_interval_ms: this.config.heartbeatIntervalMs,
@@ -210,7 +212,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
             events.heartbeat(workerId, message.heartbeat);
             // An agent that does not read its acks gets none rather than growing our buffers.
             if (!stream.writableNeedDrain)
-              stream.write({ heartbeat_ack: { sequence: message.heartbeat.sequence } });
+              this.sessions.send(workerId, { heartbeat_ack: { sequence: message.heartbeat.sequence } });
           } else if (message.connectivity) events.connectivity(workerId, message.connectivity);
           else if (message.job_event) {
             for (const handler of this.sessions.work()) handler.jobEvent(workerId, message.job_event);

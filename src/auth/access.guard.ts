@@ -36,22 +36,50 @@ export class AccessGuard extends AuthGuard('jwt') {
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
     const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, targets)) return true;
+    const req = context.switchToHttp().getRequest<Request>();
+    const route = `${req.method} ${(req.route as { path?: string } | undefined)?.path ?? req.path}`;
+    if (this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, targets)) {
+      this.logger.debug({ route, decision: 'public' }, 'access decision');
+      return true;
+    }
     const scopes = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets);
     if (scopes === undefined) {
-      const req = context.switchToHttp().getRequest<Request>();
       this.logger.error(
         { method: req.method, path: req.path },
         'route declares neither @Public nor @RequireScopes',
       );
       throw undeclaredRoute();
     }
-    await super.canActivate(context);
-    const caller = context.switchToHttp().getRequest<Request & { user: Caller }>().user;
+    try {
+      await super.canActivate(context);
+    } catch (err) {
+      this.logger.debug({ route, required_scopes: scopes, decision: 'unauthenticated' }, 'access decision');
+      throw err;
+    }
+    const caller = (req as Request & { user: Caller }).user;
     RequestContext.setCaller(caller);
+    const decided = (decision: string) =>
+      this.logger.debug(
+        {
+          route,
+          client_id: caller.clientId,
+          owner: caller.owner,
+          required_scopes: scopes,
+          granted_scopes: caller.scopes,
+          decision,
+        },
+        'access decision',
+      );
     const wait = this.limits.takeRequest(caller.clientId);
-    if (wait > 0) throw rateLimited(wait);
-    if (!scopes.every((scope) => hasScope(caller.scopes, scope))) throw insufficientScope(scopes);
+    if (wait > 0) {
+      decided('rate_limited');
+      throw rateLimited(wait);
+    }
+    if (!scopes.every((scope) => hasScope(caller.scopes, scope))) {
+      decided('forbidden');
+      throw insufficientScope(scopes);
+    }
+    decided('allowed');
     return true;
   }
 

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { every } from '../common/periodic.js';
 import { randomUUID } from 'node:crypto';
 import { AuditService } from '../audit/audit.service.js';
 import { RequestContext, type Caller } from '../common/request-context.js';
@@ -62,13 +63,10 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.timer = setInterval(() => {
-      this.refreshTokens
-        .deleteExpired()
-        .then((n) => n > 0 && this.logger.log({ deleted: n }, 'expired refresh tokens deleted'))
-        .catch((err: unknown) => this.logger.warn({ err }, 'refresh token cleanup failed'));
-    }, CLEANUP_INTERVAL_MS);
-    this.timer.unref();
+    this.timer = every(this.logger, 'refresh-token-cleanup', CLEANUP_INTERVAL_MS, async () => {
+      const n = await this.refreshTokens.deleteExpired();
+      if (n > 0) this.logger.log({ deleted: n }, 'expired refresh tokens deleted');
+    });
   }
 
   onModuleDestroy(): void {

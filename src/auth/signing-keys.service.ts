@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { every } from '../common/periodic.js';
 import { SignJWT, type JWK } from 'jose';
 import {
   createHash,
@@ -63,10 +64,7 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
     const created = await this.repository.ensureActive(() => Promise.resolve(this.newKey()));
     if (created) this.logger.log({ kid: created.kid }, 'signing key created');
     await this.reload();
-    this.timer = setInterval(() => {
-      this.reload().catch((err: unknown) => this.logger.warn({ err }, 'signing key reload failed'));
-    }, RELOAD_INTERVAL_MS);
-    this.timer.unref();
+    this.timer = every(this.logger, 'signing-key-reload', RELOAD_INTERVAL_MS, () => this.reload());
   }
 
   onModuleDestroy(): void {

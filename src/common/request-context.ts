@@ -15,7 +15,17 @@ interface Store {
   requestId: string;
   ip: string | undefined;
   caller?: Caller;
+  /** Database work done for the request: statements and their summed execution time. */
+  db: DatabaseTime;
 }
+
+export interface DatabaseTime {
+  queries: number;
+  ms: number;
+}
+
+/** Where the request object keeps its context, for the request log record written after the fact. */
+const STORE = Symbol('request-context');
 
 const storage = new AsyncLocalStorage<Store>();
 
@@ -25,7 +35,26 @@ const storage = new AsyncLocalStorage<Store>();
  */
 export const RequestContext = {
   middleware: (req: Request, _res: Response, next: NextFunction): void => {
-    storage.run({ requestId: requestIdOf(req), ip: req.socket.remoteAddress }, next);
+    const store: Store = {
+      requestId: requestIdOf(req),
+      ip: req.socket.remoteAddress,
+      db: { queries: 0, ms: 0 },
+    };
+    (req as Request & { [STORE]?: Store })[STORE] = store;
+    storage.run(store, next);
+  },
+
+  /** Counts one database statement against the request being handled, if any. */
+  recordQuery(ms: number): void {
+    const db = storage.getStore()?.db;
+    if (!db) return;
+    db.queries += 1;
+    db.ms += ms;
+  },
+
+  /** The database work of a request so far (undefined for requests that never had a context). */
+  databaseTimeOf(req: object): DatabaseTime | undefined {
+    return (req as { [STORE]?: Store })[STORE]?.db;
   },
 
   /** Called by the auth guard once the token is verified. */

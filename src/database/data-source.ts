@@ -1,6 +1,7 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
 import { ENTITIES } from './entities.js';
 import { MIGRATIONS } from './migrations/index.js';
+import { QueryTimingSubscriber } from './query-timing.subscriber.js';
 
 /** Arbitrary but fixed: the advisory lock key every replica takes while migrating. */
 export const MIGRATION_LOCK_KEY = 726_352_630;
@@ -12,6 +13,7 @@ export function createDataSource(url: string, poolSize: number): DataSource {
     entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsTableName: 'schema_migrations',
+    subscribers: [QueryTimingSubscriber],
     synchronize: false,
     migrationsRun: false,
     logging: false,

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { every } from '../common/periodic.js';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import type { StateReportMsg } from '../agent-protocol/index.js';
@@ -70,8 +71,7 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
 
   onModuleInit(): void {
     this.sessions.addStateHandler(this);
-    this.timer = setInterval(() => void this.checkAll(), this.config.driftCheckIntervalMs);
-    this.timer.unref();
+    this.timer = every(this.logger, 'drift-check', this.config.driftCheckIntervalMs, () => this.checkAll());
   }
 
   onModuleDestroy(): void {
@@ -212,11 +212,14 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
   ): Promise<void> {
     const previous = this.queues.get(stack.id) ?? Promise.resolve();
     const next = previous.then(async () => {
-      if (BUSY.includes(stack.status)) return;
+      const skip = (reason: string) =>
+        this.logger.debug({ stack_id: stack.id, worker_id: workerId, reason }, 'drift check skipped');
+      if (BUSY.includes(stack.status)) return skip(`the stack is ${stack.status}`);
       // A report taken before the node finished the stack's last job says nothing about drift.
-      if (stack.lastJobId === null || lastJobs[stack.id] !== stack.lastJobId) return;
+      if (stack.lastJobId === null || lastJobs[stack.id] !== stack.lastJobId)
+        return skip("the report predates the stack's last job");
       const definition = await this.stacks.definitionAt(stack.id, stack.revision);
-      if (!definition) return;
+      if (!definition) return skip(`revision ${stack.revision} not found`);
       const findings = detectDrift(
         definition.services,
         services.filter((s) => s.stack_id === stack.id),
@@ -281,6 +284,19 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
     if (added.length + removed.length + kept.length > 0) {
       await this.repository.apply(stack.id, added, removed, kept);
     }
+    this.logger.debug(
+      {
+        stack_id: stack.id,
+        worker_id: workerId,
+        trigger: touch ? 'schedule' : 'report',
+        status,
+        findings: findings.length,
+        added: added.length,
+        resolved: removed.length,
+        ignored: findings.filter((f) => stack.driftIgnores.includes(f.resource)).length,
+      },
+      'drift computed',
+    );
     if (touch || status !== stack.driftStatus || added.length + removed.length > 0) {
       await this.stacks.setDriftStatus(stack.id, status, now);
       stack.driftStatus = status;

@@ -1,4 +1,5 @@
 import { isUuid } from '../common/ids.js';
+import { every } from '../common/periodic.js';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
@@ -101,6 +102,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   private readonly logger = new Logger('jobs');
   private hooks: StackJobHooks | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private dispatching = false;
   private again = false;
@@ -131,16 +133,16 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
 
   onModuleInit(): void {
     this.sessions.addWorkHandler(this);
-    this.pollTimer = setInterval(() => {
-      this.wake();
-      void this.sweep();
-    }, POLL_MS);
+    // A dispatch round on every tick, whether or not the sweep of timeouts is still going.
+    this.pollTimer = setInterval(() => this.wake(), POLL_MS);
     this.pollTimer.unref();
+    this.sweepTimer = every(this.logger, 'jobs-sweep', POLL_MS, () => this.sweep());
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearInterval(this.pollTimer);
+    clearInterval(this.sweepTimer);
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     await this.flush();
@@ -186,7 +188,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       throw err;
     }
     if (noWorkerNeeded) {
-      const done = await this.repository.transition(
+      const done = await this.transition(
         job.id,
         { type: 'nothing_to_do' },
         {
@@ -256,7 +258,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       this.sendCancel(job, false);
       return { status: 202, job: view(job) };
     }
-    const moved = await this.repository.transition(job.id, { type: 'cancel' }, (to) =>
+    const moved = await this.transition(job.id, { type: 'cancel' }, (to) =>
       to === 'cancelled' ? { finishedAt: new Date() } : {},
     );
     if (!moved) {
@@ -284,7 +286,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     if (job.status === 'succeeded') throw nothingToCleanUp(id);
     let current = job;
     if (!isTerminal(job.status)) {
-      const moved = await this.repository.transition(
+      const moved = await this.transition(
         job.id,
         { type: 'abort' },
         {
@@ -442,7 +444,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   }
 
   private async tooLarge(job: JobEntity, bytes: number): Promise<void> {
-    const moved = await this.repository.transition(
+    const moved = await this.transition(
       job.id,
       { type: 'abort' },
       {
@@ -491,12 +493,41 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
         chosen.reserved.memory_bytes += req.memory_bytes;
       } else decisions.set(job.id, { reason: `placement: ${result.reason}` });
     }
+    for (const job of jobs) {
+      const decision = decisions.get(job.id);
+      if (decision && 'reason' in decision)
+        this.logger.debug(
+          { job_id: job.id, job_type: job.type, reason: decision.reason },
+          'job stays queued',
+        );
+    }
     return decisions;
+  }
+
+  /** Every single-job state change: the repository's conditional UPDATE, and a debug record of it. */
+  private async transition(
+    ...args: Parameters<JobsRepository['transition']>
+  ): ReturnType<JobsRepository['transition']> {
+    const moved = await this.repository.transition(...args);
+    if (moved)
+      this.logger.debug(
+        {
+          job_id: moved.job.id,
+          job_type: moved.job.type,
+          worker_id: moved.job.workerId,
+          from: moved.from,
+          to: moved.job.status,
+          event: args[1].type,
+          ...(moved.job.error ? { reason: moved.job.error } : {}),
+        },
+        'job state changed',
+      );
+    return moved;
   }
 
   private async requeue(job: JobEntity, reason: string): Promise<void> {
     const event: JobEvent = job.attempts >= job.maxAttempts ? { type: 'abort' } : { type: 'requeue' };
-    const moved = await this.repository.transition(
+    const moved = await this.transition(
       job.id,
       event,
       event.type === 'abort'
@@ -537,7 +568,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
         }
         const since = (job.startedAt ?? job.dispatchedAt)?.getTime();
         if (since !== undefined && now - since > job.timeoutMs) {
-          const moved = await this.repository.transition(
+          const moved = await this.transition(
             job.id,
             { type: 'abort' },
             {
@@ -572,7 +603,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       this.wake();
       return;
     }
-    const moved = await this.repository.transition(
+    const moved = await this.transition(
       job.id,
       { type: 'abort' },
       {
@@ -599,7 +630,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
         await this.requeue(job, 'agent reconnected without it');
         continue;
       }
-      const moved = await this.repository.transition(
+      const moved = await this.transition(
         job.id,
         { type: 'abort' },
         {
@@ -640,7 +671,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       error: r.error ? printable(String(r.error)).slice(0, MAX_JOB_ERROR_CHARS) : null,
     }));
     const phase = event.phase as 'succeeded' | 'failed' | 'cancelled';
-    const moved = await this.repository.transition(
+    const moved = await this.transition(
       job.id,
       { type: phase },
       {

@@ -4,6 +4,7 @@ import type { Writable } from 'node:stream';
 import pino, { type DestinationStream, type LoggerOptions } from 'pino';
 import type { Options as PinoHttpOptions } from 'pino-http';
 import pinoRoll from 'pino-roll';
+import { RequestContext } from '../common/request-context.js';
 import type { LogLevel } from '../config/config.js';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../shared/private-files.js';
 
@@ -102,8 +103,16 @@ export function httpLoggingOptions(): PinoHttpOptions {
       // Probes and scrapes arrive every few seconds: keep them out of the info stream.
       return QUIET_PATHS.test(pathOf(req as Req)) ? 'debug' : 'info';
     },
+    // Written when the response is done: how much of the request's time the database took.
+    customSuccessObject: (req, _res, value: object) => withDatabaseTime(req, value),
+    customErrorObject: (req, _res, _err, value: object) => withDatabaseTime(req, value),
     customSuccessMessage: (req, res: ServerResponse) =>
       `${req.method} ${pathOf(req as Req)} ${res.statusCode}`,
     customErrorMessage: (req, res: ServerResponse) => `${req.method} ${pathOf(req as Req)} ${res.statusCode}`,
   };
+}
+
+function withDatabaseTime(req: object, value: object): object {
+  const db = RequestContext.databaseTimeOf(req);
+  return db ? { ...value, db_queries: db.queries, db_ms: Math.round(db.ms) } : value;
 }

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { every } from '../common/periodic.js';
 import { AuditService } from '../audit/audit.service.js';
 import { assertOperator } from '../auth/operator.js';
 import { AppConfig, type LogLevel } from '../config/config.js';
@@ -34,10 +35,9 @@ export class SettingsService implements OnApplicationBootstrap, OnModuleDestroy 
 
   async onApplicationBootstrap(): Promise<void> {
     await this.refresh();
-    this.timer = setInterval(() => {
-      this.refresh().catch((err: unknown) => this.logger.warn({ err }, 'settings refresh failed'));
-    }, this.config.settingsRefreshIntervalMs);
-    this.timer.unref();
+    this.timer = every(this.logger, 'settings-refresh', this.config.settingsRefreshIntervalMs, () =>
+      this.refresh(),
+    );
   }
 
   onModuleDestroy(): void {

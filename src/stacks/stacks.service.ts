@@ -1,4 +1,5 @@
 import { isUuid } from '../common/ids.js';
+import { every } from '../common/periodic.js';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
@@ -73,10 +74,7 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     this.sessions.addStateHandler(this);
     await this.refreshGauge();
     // Other replicas create and delete stacks too.
-    this.gaugeTimer = setInterval(() => {
-      this.refreshGauge().catch((err: unknown) => this.logger.warn({ err }, 'stack count not refreshed'));
-    }, GAUGE_REFRESH_MS);
-    this.gaugeTimer.unref();
+    this.gaugeTimer = every(this.logger, 'stack-count', GAUGE_REFRESH_MS, () => this.refreshGauge());
   }
 
   onModuleDestroy(): void {

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { every } from '../common/periodic.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { probeAnswer, type ConnectivityReportMsg } from '../agent-protocol/index.js';
 import { AgentSessions } from '../agent-gateway/agent-sessions.js';
@@ -49,8 +50,9 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.timer = setInterval(() => this.probe(), this.config.connectivityCheckIntervalMs);
-    this.timer.unref();
+    this.timer = every(this.logger, 'connectivity-probe', this.config.connectivityCheckIntervalMs, () =>
+      this.probe(),
+    );
   }
 
   onModuleDestroy(): void {

@@ -1,4 +1,5 @@
 import { isUuid } from '../common/ids.js';
+import { every } from '../common/periodic.js';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
@@ -143,8 +144,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     this.sessions.setHandler(this);
     this.health.registerCheck('workers', () => this.workersCheck());
     const tick = Math.max(50, Math.min(1000, Math.floor(this.config.heartbeatIntervalMs / 2)));
-    this.timer = setInterval(() => void this.tick(), tick);
-    this.timer.unref();
+    this.timer = every(this.logger, 'worker-states', tick, () => this.tick());
   }
 
   async onModuleDestroy(): Promise<void> {
