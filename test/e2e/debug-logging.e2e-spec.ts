@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentProcess } from '../support/agent-process.js';
+import type { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import type { LogRecord } from '../support/log-capture.js';
-import { freePort, HTTP_SERVICE, orchestrator } from '../support/stacks.js';
+import { connectedAgent, freePort, HTTP_SERVICE, orchestrator } from '../support/stacks.js';
 
 const stackYaml = (port: number) => `
 name: debugged
@@ -28,7 +28,7 @@ services:
 describe('debug and trace records', () => {
   let t: TestApp;
   let agent: AgentProcess;
-  let workerId = '';
+  let workerId: string;
   let api: ReturnType<typeof orchestrator>;
 
   beforeAll(async () => {
@@ -41,16 +41,7 @@ describe('debug and trace records', () => {
       },
     });
     api = orchestrator(t);
-    const token = await api.post('/join-tokens', { pre_approved: true });
-    agent = AgentProcess.start({ server: t.url, token: token.body.token as string, name: 'debug-node' });
-    await eventually(async () => {
-      const res = await api.get('/workers');
-      const w = (res.body.workers as { id: string; name: string; connected: boolean }[]).find(
-        (x) => x.name === 'debug-node',
-      );
-      workerId = w?.id ?? '';
-      return w?.connected === true;
-    }, 20_000);
+    ({ agent, workerId } = await connectedAgent(t, 'debug-node'));
   });
   afterAll(async () => {
     await agent?.stop();

@@ -1,9 +1,16 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentProcess } from '../support/agent-process.js';
+import type { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
-import { freePort, HTTP_SERVICE, httpGet, orchestrator, servicePid } from '../support/stacks.js';
+import {
+  connectedAgent,
+  freePort,
+  HTTP_SERVICE,
+  httpGet,
+  orchestrator,
+  servicePid,
+} from '../support/stacks.js';
 
 interface DriftItem {
   resource: string;
@@ -59,14 +66,7 @@ describe('drift with a real process-driver agent', () => {
       },
     });
     api = orchestrator(t);
-    const token = await api.post('/join-tokens', { pre_approved: true });
-    agent = AgentProcess.start({ server: t.url, token: token.body.token as string, name: 'drift-node' });
-    await eventually(async () => {
-      const res = await api.get('/workers');
-      return (res.body.workers as { connected: boolean; status: string }[]).some(
-        (w) => w.connected && ['healthy', 'degraded'].includes(w.status),
-      );
-    }, 20_000);
+    ({ agent } = await connectedAgent(t, 'drift-node'));
     port = await freePort();
     const created = await api.yaml('post', '/stacks', stackYaml(port));
     expect(created.status, created.text).toBe(201);

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { AgentProcess } from './agent-process.js';
 import { eventually, type TestApp } from './app.js';
 
 /** The tiny HTTP service the process-driver tests deploy. */
@@ -84,4 +85,34 @@ export function servicePid(agentDataDir: string, stackId: string, service: strin
   const file = join(agentDataDir, 'services', stackId, `${service}.pid`);
   if (!existsSync(file)) return 0;
   return Number(readFileSync(file, 'utf8').split('\n')[0]);
+}
+
+/**
+ * A real agent (process driver) enrolled with a pre-approved join token, once its worker is
+ * connected and reporting; the worker's id with it.
+ */
+export async function connectedAgent(
+  t: TestApp,
+  name: string,
+  options: { env?: Record<string, string> } = {},
+): Promise<{ agent: AgentProcess; workerId: string }> {
+  const api = orchestrator(t);
+  const token = await api.post('/join-tokens', { pre_approved: true });
+  expect(token.status).toBe(201);
+  const agent = AgentProcess.start({
+    server: t.url,
+    token: token.body.token as string,
+    name,
+    env: options.env,
+  });
+  let workerId = '';
+  await eventually(async () => {
+    const res = await api.get('/workers');
+    const w = (res.body.workers as { id: string; name: string; connected: boolean; status: string }[]).find(
+      (x) => x.name === name,
+    );
+    workerId = w?.id ?? '';
+    return w !== undefined && w.connected && ['healthy', 'degraded'].includes(w.status);
+  }, 20_000);
+  return { agent, workerId };
 }
