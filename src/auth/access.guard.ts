@@ -1,5 +1,6 @@
 import { ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { PinoLogger } from 'nestjs-pino';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
@@ -37,9 +38,13 @@ export class AccessGuard extends AuthGuard('jwt') {
     if (context.getType() !== 'http') return true;
     const targets = [context.getHandler(), context.getClass()];
     const req = context.switchToHttp().getRequest<Request>();
-    const route = `${req.method} ${(req.route as { path?: string } | undefined)?.path ?? req.path}`;
+    // Decisions are recorded at debug only; at info this costs one level check per request.
+    const debug = PinoLogger.root.isLevelEnabled('debug');
+    const route = debug
+      ? `${req.method} ${(req.route as { path?: string } | undefined)?.path ?? req.path}`
+      : '';
     if (this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, targets)) {
-      this.logger.debug({ route, decision: 'public' }, 'access decision');
+      if (debug) this.logger.debug({ route, decision: 'public' }, 'access decision');
       return true;
     }
     const scopes = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets);
@@ -53,12 +58,14 @@ export class AccessGuard extends AuthGuard('jwt') {
     try {
       await super.canActivate(context);
     } catch (err) {
-      this.logger.debug({ route, required_scopes: scopes, decision: 'unauthenticated' }, 'access decision');
+      if (debug)
+        this.logger.debug({ route, required_scopes: scopes, decision: 'unauthenticated' }, 'access decision');
       throw err;
     }
     const caller = (req as Request & { user: Caller }).user;
     RequestContext.setCaller(caller);
     const decided = (decision: string) =>
+      debug &&
       this.logger.debug(
         {
           route,

@@ -10,6 +10,10 @@
 const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 const HALF_N = N / 2n;
 const BASE64URL_64_BYTES = /^[A-Za-z0-9_-]{86}$/;
+const bytes32 = (n: bigint): Buffer => Buffer.from(n.toString(16).padStart(64, '0'), 'hex');
+const N_BYTES = bytes32(N);
+const HALF_N_BYTES = bytes32(HALF_N);
+const ZERO = Buffer.alloc(32);
 
 const toBigInt = (bytes: Buffer): bigint => BigInt(`0x${bytes.toString('hex') || '0'}`);
 
@@ -17,10 +21,12 @@ const toBigInt = (bytes: Buffer): bigint => BigInt(`0x${bytes.toString('hex') ||
 export function isCanonicalEs256Signature(segment: string): boolean {
   if (!BASE64URL_64_BYTES.test(segment)) return false;
   const raw = Buffer.from(segment, 'base64url');
+  // 86 characters carry 516 bits: the last character's two spare bits must be zero.
   if (raw.length !== 64 || raw.toString('base64url') !== segment) return false;
-  const r = toBigInt(raw.subarray(0, 32));
-  const s = toBigInt(raw.subarray(32));
-  return r > 0n && r < N && s > 0n && s <= HALF_N;
+  // Big-endian byte comparison: on the verification hot path, no BigInt parsing.
+  const r = raw.subarray(0, 32);
+  const s = raw.subarray(32);
+  return !r.equals(ZERO) && r.compare(N_BYTES) < 0 && !s.equals(ZERO) && s.compare(HALF_N_BYTES) <= 0;
 }
 
 /** The compact JWS with its ES256 signature in low-S form (the same token when it already is). */
