@@ -70,17 +70,37 @@ export class AgentSessions {
     this.stateHandlers.push(handler);
   }
 
-  work(): readonly AgentWorkHandler[] {
-    return this.workHandlers;
-  }
-
-  stateReceivers(): readonly AgentStateHandler[] {
-    return this.stateHandlers;
-  }
-
-  events(): AgentEventsHandler {
+  /** The workers feature: hello, heartbeats, connectivity reports. */
+  workersHandler(): AgentEventsHandler {
     if (!this.handler) throw new Error('no agent events handler registered');
     return this.handler;
+  }
+
+  /** Hands a job event to the features that run jobs. */
+  jobEvent(workerId: string, event: JobEventMsg): void {
+    for (const handler of this.workHandlers) handler.jobEvent(workerId, event);
+  }
+
+  /** Hands a state report to the features that read the nodes' state (health, drift). */
+  stateReport(workerId: string, report: StateReportMsg): void {
+    for (const handler of this.stateHandlers) handler.state(workerId, report);
+  }
+
+  /** After the workers feature accepted an agent and its stream is registered. */
+  connected(workerId: string, hello: HelloMsg): void {
+    for (const handler of this.workHandlers) handler.connected(workerId, hello);
+  }
+
+  /** A registered stream ended: the workers feature and every feature with live state are told. */
+  disconnected(workerId: string): void {
+    this.workersHandler().disconnected(workerId);
+    this.notifyGone(workerId);
+  }
+
+  /** The jobs, stacks and drift features forget the worker's live state. */
+  private notifyGone(workerId: string): void {
+    for (const handler of this.workHandlers) handler.disconnected(workerId);
+    for (const handler of this.stateHandlers) handler.disconnected(workerId);
   }
 
   /** Takes the worker's stream; an older stream of the same worker is closed. */
@@ -111,8 +131,8 @@ export class AgentSessions {
     if (!stream) return;
     this.streams.delete(workerId);
     this.end(stream, reason, workerId);
-    for (const handler of this.workHandlers) handler.disconnected(workerId);
-    for (const handler of this.stateHandlers) handler.disconnected(workerId);
+    // The workers feature closes streams itself (deletion, revocation): the others are told.
+    this.notifyGone(workerId);
     this.logger.log({ worker_id: workerId, reason }, 'agent stream closed');
   }
 

@@ -173,7 +173,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
         .then(async (peer) => {
           if (closed) return;
           logAgentMessage(this.logger, 'received', peer.workerId, message);
-          const events = this.sessions.events();
+          const events = this.sessions.workersHandler();
           if (workerId === undefined) {
             if (!message.hello)
               throw new AppError(400, 'bad_request', 'Bad Request', 'the first message must be hello');
@@ -205,7 +205,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
                 probe_key: welcome.probeKey,
               },
             });
-            for (const handler of this.sessions.work()) handler.connected(workerId, message.hello);
+            this.sessions.connected(workerId, message.hello);
             return;
           }
           if (message.heartbeat) {
@@ -215,9 +215,9 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
               this.sessions.send(workerId, { heartbeat_ack: { sequence: message.heartbeat.sequence } });
           } else if (message.connectivity) events.connectivity(workerId, message.connectivity);
           else if (message.job_event) {
-            for (const handler of this.sessions.work()) handler.jobEvent(workerId, message.job_event);
+            this.sessions.jobEvent(workerId, message.job_event);
           } else if (message.state) {
-            for (const handler of this.sessions.stateReceivers()) handler.state(workerId, message.state);
+            this.sessions.stateReport(workerId, message.state);
           }
         })
         .catch(fail);
@@ -226,10 +226,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
       clearTimeout(helloTimer);
       closed = true;
       if (workerId !== undefined && this.sessions.unregister(workerId, stream)) {
-        const id = workerId;
-        this.sessions.events().disconnected(id);
-        for (const handler of this.sessions.work()) handler.disconnected(id);
-        for (const handler of this.sessions.stateReceivers()) handler.disconnected(id);
+        this.sessions.disconnected(workerId);
       }
     };
     stream.on('end', () => {

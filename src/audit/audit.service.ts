@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { decodeCursor, encodeCursor, type Page } from '../common/pagination.js';
+import { type Page, cursorPage } from '../common/pagination.js';
 import { RequestContext } from '../common/request-context.js';
 import { AuditRepository } from './audit.repository.js';
 import { AuditEventEntity } from './entities/audit-event.entity.js';
@@ -94,16 +94,18 @@ export class AuditService {
   }
 
   /** Newest first. `owner` undefined lists every owner's events (the operator's view). */
-  async list(
+  list(
     owner: string | undefined,
     limit: number,
     cursor?: string,
     action?: string,
   ): Promise<Page<AuditEventView>> {
-    const rows = await this.repository.list({ owner, action, after: decodeCursor(cursor), limit: limit + 1 });
-    const items = rows.slice(0, limit).map(toView);
-    const last = rows.length > limit ? rows[limit - 1] : undefined;
-    return { items, next_cursor: last ? encodeCursor({ at: last.at.toISOString(), id: last.id }) : null };
+    return cursorPage(
+      { limit, cursor },
+      (take, after) => this.repository.list({ owner, action, after, limit: take }),
+      (e) => ({ at: e.at.toISOString(), id: e.id }),
+      toView,
+    );
   }
 }
 

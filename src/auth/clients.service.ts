@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
 import { ConflictError, NotFoundError } from '../common/app-error.js';
-import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../common/pagination.js';
+import { type Page, cursorPage } from '../common/pagination.js';
 import { RequestContext } from '../common/request-context.js';
 import { DUMMY_SECRET_HASH, hashSecret, randomToken, verifySecret } from '../common/secrets.js';
 import { AppConfig } from '../config/config.js';
@@ -155,15 +155,14 @@ export class ClientsService implements OnApplicationBootstrap {
     return { ...toView(client), client_secret: secret };
   }
 
-  async list(query: ListClientsDto): Promise<Page<ClientView>> {
+  list(query: ListClientsDto): Promise<Page<ClientView>> {
     const owner = ownerInScope(query.owner);
-    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const rows = await this.repository.listInOwner(owner, limit + 1, decodeCursor(query.cursor));
-    const last = rows.length > limit ? rows[limit - 1] : undefined;
-    return {
-      items: rows.slice(0, limit).map(toView),
-      next_cursor: last ? encodeCursor({ at: last.createdAt.toISOString(), id: last.clientId }) : null,
-    };
+    return cursorPage(
+      query,
+      (take, after) => this.repository.listInOwner(owner, take, after),
+      (c) => ({ at: c.createdAt.toISOString(), id: c.clientId }),
+      toView,
+    );
   }
 
   async setDisabled(clientId: string, disabled: boolean): Promise<ClientView> {

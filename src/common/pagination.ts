@@ -55,3 +55,28 @@ export interface Page<T> {
   items: T[];
   next_cursor: string | null;
 }
+
+/** The cursor of a row ordered by its creation time and id. */
+export const byCreation = (row: { createdAt: Date; id: string }): Cursor => ({
+  at: row.createdAt.toISOString(),
+  id: row.id,
+});
+
+/**
+ * One page of a list ordered by (time, id): `fetch` is asked for one row more than the page holds,
+ * so a next cursor is given exactly when there is a next page. `view` turns rows into items, one
+ * after the other.
+ */
+export async function cursorPage<R, V>(
+  query: { limit?: number; cursor?: string },
+  fetch: (take: number, after: Cursor | undefined) => Promise<R[]>,
+  position: (row: R) => Cursor,
+  view: (row: R) => V | Promise<V>,
+): Promise<Page<V>> {
+  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+  const rows = await fetch(limit + 1, decodeCursor(query.cursor));
+  const items: V[] = [];
+  for (const row of rows.slice(0, limit)) items.push(await view(row));
+  const last = rows.length > limit ? rows[limit - 1] : undefined;
+  return { items, next_cursor: last ? encodeCursor(position(last)) : null };
+}

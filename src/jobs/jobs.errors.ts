@@ -1,4 +1,4 @@
-import { AppError, ConflictError, NotFoundError } from '../common/app-error.js';
+import { ConflictError, NotFoundError } from '../common/app-error.js';
 
 export const jobNotFound = (id: string) => new NotFoundError(`No job ${id}.`);
 export const jobFinished = (id: string, status: string) =>
@@ -6,9 +6,4 @@ export const jobFinished = (id: string, status: string) =>
 export const nothingToCleanUp = (id: string) =>
   new ConflictError(`Job ${id} succeeded; there is nothing to clean up.`);
 export const stackBusy = (stackId: string) =>
-  new AppError(
-    409,
-    'conflict',
-    'Conflict',
-    `Stack ${stackId} already has an unfinished job; cancel it or wait.`,
-  );
+  new ConflictError(`Stack ${stackId} already has an unfinished job; cancel it or wait.`);

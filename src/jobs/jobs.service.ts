@@ -18,7 +18,7 @@ import {
 } from '../agent-protocol/limits.js';
 import { AgentSessions, type AgentWorkHandler } from '../agent-gateway/agent-sessions.js';
 import { AuditService } from '../audit/audit.service.js';
-import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../common/pagination.js';
+import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import { RequestContext } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
 import { METRIC } from '../metrics/metric-names.js';
@@ -105,7 +105,8 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   private sweepTimer: NodeJS.Timeout | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
   private dispatching = false;
-  private again = false;
+  /** A wake arrived during a round: run another one after it. */
+  private roundRequested = false;
   private stopped = false;
   private accepted: { id: string; workerId: string }[] = [];
   private progress = new Map<string, { workerId: string; progress: number }>();
@@ -210,20 +211,20 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     return job;
   }
 
-  async list(query: ListJobsDto): Promise<Page<JobView>> {
+  list(query: ListJobsDto): Promise<Page<JobView>> {
     const owner = RequestContext.requireCaller().owner;
-    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const rows = await this.repository.listInOwner(
-      owner,
-      { status: query.status, type: query.type, stackId: query.stack_id, workerId: query.worker_id },
-      limit + 1,
-      decodeCursor(query.cursor),
-    );
-    const last = rows.length > limit ? rows[limit - 1] : undefined;
-    return {
-      items: rows.slice(0, limit).map(view),
-      next_cursor: last ? encodeCursor({ at: last.createdAt.toISOString(), id: last.id }) : null,
+    const filter = {
+      status: query.status,
+      type: query.type,
+      stackId: query.stack_id,
+      workerId: query.worker_id,
     };
+    return cursorPage(
+      query,
+      (take, after) => this.repository.listInOwner(owner, filter, take, after),
+      byCreation,
+      view,
+    );
   }
 
   async get(id: string): Promise<JobView> {
@@ -371,7 +372,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   wake(): void {
     if (this.stopped) return;
     if (this.dispatching) {
-      this.again = true;
+      this.roundRequested = true;
       return;
     }
     this.dispatching = true;
@@ -379,8 +380,8 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       .catch((err: unknown) => this.logger.warn({ err }, 'dispatch round failed'))
       .finally(() => {
         this.dispatching = false;
-        if (this.again) {
-          this.again = false;
+        if (this.roundRequested) {
+          this.roundRequested = false;
           setImmediate(() => this.wake());
         }
       });

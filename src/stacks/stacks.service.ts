@@ -7,7 +7,7 @@ import type { Gauge } from 'prom-client';
 import type { StateReportMsg } from '../agent-protocol/index.js';
 import { AgentSessions, type AgentStateHandler } from '../agent-gateway/agent-sessions.js';
 import { AuditService } from '../audit/audit.service.js';
-import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../common/pagination.js';
+import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import { RequestContext } from '../common/request-context.js';
 import type { JobEntity } from '../jobs/entities/job.entity.js';
 import { JobsService, view as jobView, type JobView, type StackJobHooks } from '../jobs/jobs.service.js';
@@ -122,17 +122,14 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     return this.view(stack, definition);
   }
 
-  async list(query: PageQueryDto): Promise<Page<StackView>> {
+  list(query: PageQueryDto): Promise<Page<StackView>> {
     const owner = RequestContext.requireCaller().owner;
-    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const rows = await this.repository.listInOwner(owner, limit + 1, decodeCursor(query.cursor));
-    const last = rows.length > limit ? rows[limit - 1] : undefined;
-    const items: StackView[] = [];
-    for (const stack of rows.slice(0, limit)) items.push(this.view(stack, await this.definitionOf(stack)));
-    return {
-      items,
-      next_cursor: last ? encodeCursor({ at: last.createdAt.toISOString(), id: last.id }) : null,
-    };
+    return cursorPage(
+      query,
+      (take, after) => this.repository.listInOwner(owner, take, after),
+      byCreation,
+      async (stack) => this.view(stack, await this.definitionOf(stack)),
+    );
   }
 
   async get(id: string): Promise<StackView> {

@@ -3,13 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { AuditService } from '../audit/audit.service.js';
 import { NotFoundError } from '../common/app-error.js';
 import { parseDuration } from '../common/duration.js';
-import {
-  DEFAULT_PAGE_SIZE,
-  decodeCursor,
-  encodeCursor,
-  type Page,
-  type PageQueryDto,
-} from '../common/pagination.js';
+import { type Page, type PageQueryDto, cursorPage, byCreation } from '../common/pagination.js';
 import { RequestContext } from '../common/request-context.js';
 import { randomToken, tokenDigest } from '../common/secrets.js';
 import { ValidationFailedError } from '../common/app-error.js';
@@ -89,15 +83,14 @@ export class JoinTokensService {
     };
   }
 
-  async list(query: PageQueryDto): Promise<Page<JoinTokenView>> {
+  list(query: PageQueryDto): Promise<Page<JoinTokenView>> {
     const owner = RequestContext.requireCaller().owner;
-    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const rows = await this.repository.listInOwner(owner, limit + 1, decodeCursor(query.cursor));
-    const last = rows.length > limit ? rows[limit - 1] : undefined;
-    return {
-      items: rows.slice(0, limit).map(toView),
-      next_cursor: last ? encodeCursor({ at: last.createdAt.toISOString(), id: last.id }) : null,
-    };
+    return cursorPage(
+      query,
+      (take, after) => this.repository.listInOwner(owner, take, after),
+      byCreation,
+      toView,
+    );
   }
 
   async revoke(id: string): Promise<void> {

@@ -17,7 +17,7 @@ import { GatewayServer } from '../agent-gateway/gateway.server.js';
 import { AuditService } from '../audit/audit.service.js';
 import { RateLimitsService } from '../auth/rate-limits.service.js';
 import { AppError, NotFoundError } from '../common/app-error.js';
-import { DEFAULT_PAGE_SIZE, decodeCursor, encodeCursor, type Page } from '../common/pagination.js';
+import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import { RequestContext } from '../common/request-context.js';
 import { randomToken, tokenDigest } from '../common/secrets.js';
 import { AppConfig } from '../config/config.js';
@@ -246,20 +246,14 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
 
   // ---- operator API (owner-scoped) ----
 
-  async list(query: ListWorkersDto): Promise<Page<WorkerView>> {
+  list(query: ListWorkersDto): Promise<Page<WorkerView>> {
     const owner = RequestContext.requireCaller().owner;
-    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const rows = await this.repository.listInOwner(
-      owner,
-      limit + 1,
-      query.status,
-      decodeCursor(query.cursor),
+    return cursorPage(
+      query,
+      (take, after) => this.repository.listInOwner(owner, take, query.status, after),
+      byCreation,
+      (w) => this.view(w),
     );
-    const last = rows.length > limit ? rows[limit - 1] : undefined;
-    return {
-      items: rows.slice(0, limit).map((w) => this.view(w)),
-      next_cursor: last ? encodeCursor({ at: last.createdAt.toISOString(), id: last.id }) : null,
-    };
   }
 
   async get(id: string): Promise<WorkerView> {
