@@ -1,9 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { RequireScopes } from '../auth/auth.decorators.js';
-import { isOperator } from '../auth/operator.js';
-import { DEFAULT_PAGE_SIZE } from '../common/pagination.js';
+import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
-import { RequestContext } from '../common/request-context.js';
 import { AuditService, type AuditEventView } from './audit.service.js';
 import { ListAuditDto } from './dto/list-audit.dto.js';
 
@@ -15,15 +12,10 @@ export class AuditController {
   @Get()
   @RequireScopes('admin')
   async list(
+    @Caller() caller: Caller,
     @Query() query: ListAuditDto,
   ): Promise<{ events: AuditEventView[]; next_cursor: string | null }> {
-    const caller = RequestContext.requireCaller();
-    const page = await this.audit.list(
-      isOperator(caller) ? undefined : caller.owner,
-      query.limit ?? DEFAULT_PAGE_SIZE,
-      query.cursor,
-      query.action,
-    );
+    const page = await this.audit.list(caller, query);
     return { events: page.items, next_cursor: page.next_cursor };
   }
 }

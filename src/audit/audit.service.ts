@@ -1,8 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { type Page, cursorPage } from '../common/pagination.js';
-import { RequestContext } from '../common/request-context.js';
+import { isOperator } from '../auth/operator.js';
+import { RequestContext, type Caller } from '../common/request-context.js';
 import { AuditRepository } from './audit.repository.js';
+import type { ListAuditDto } from './dto/list-audit.dto.js';
 import { AuditEventEntity } from './entities/audit-event.entity.js';
 
 export type AuditAction =
@@ -93,16 +95,12 @@ export class AuditService {
     await this.repository.insert(event);
   }
 
-  /** Newest first. `owner` undefined lists every owner's events (the operator's view). */
-  list(
-    owner: string | undefined,
-    limit: number,
-    cursor?: string,
-    action?: string,
-  ): Promise<Page<AuditEventView>> {
+  /** Newest first: the caller's owner's events, or every owner's for the operator. */
+  list(caller: Caller, query: ListAuditDto): Promise<Page<AuditEventView>> {
+    const owner = isOperator(caller) ? undefined : caller.owner;
     return cursorPage(
-      { limit, cursor },
-      (take, after) => this.repository.list({ owner, action, after, limit: take }),
+      query,
+      (take, after) => this.repository.list({ owner, action: query.action, after, limit: take }),
       (e) => ({ at: e.at.toISOString(), id: e.id }),
       toView,
     );

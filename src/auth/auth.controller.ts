@@ -1,8 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { apiPaths } from '../common/paths.js';
 import type { Page } from '../common/pagination.js';
-import { RequestContext } from '../common/request-context.js';
-import { RequireScopes } from './auth.decorators.js';
+import { Caller, RequireScopes } from './auth.decorators.js';
 import { AuthService, type ValidationResult } from './auth.service.js';
 import { ClientsService, type ClientView, type CreatedClient } from './clients.service.js';
 import { CreateClientDto } from './dto/create-client.dto.js';
@@ -22,47 +21,54 @@ export class AuthController {
   /** Any valid access token: its claims. */
   @Get('validate')
   @RequireScopes()
-  validate(): ValidationResult {
-    return this.auth.validate(RequestContext.requireCaller());
+  validate(@Caller() caller: Caller): ValidationResult {
+    return this.auth.validate(caller);
   }
 
   @Post('clients')
   @RequireScopes('admin')
-  create(@Body() body: CreateClientDto): Promise<CreatedClient> {
-    return this.clients.create(body);
+  create(@Caller() caller: Caller, @Body() body: CreateClientDto): Promise<CreatedClient> {
+    return this.clients.create(caller, body);
   }
 
   @Get('clients')
   @RequireScopes('admin')
-  async list(@Query() query: ListClientsDto): Promise<{ clients: ClientView[]; next_cursor: string | null }> {
-    const page: Page<ClientView> = await this.clients.list(query);
+  async list(
+    @Caller() caller: Caller,
+    @Query() query: ListClientsDto,
+  ): Promise<{ clients: ClientView[]; next_cursor: string | null }> {
+    const page: Page<ClientView> = await this.clients.list(caller, query);
     return { clients: page.items, next_cursor: page.next_cursor };
   }
 
   @Patch('clients/:clientId')
   @RequireScopes('admin')
-  update(@Param('clientId') clientId: string, @Body() body: UpdateClientDto): Promise<ClientView> {
-    return this.clients.setDisabled(clientId, body.disabled);
+  update(
+    @Caller() caller: Caller,
+    @Param('clientId') clientId: string,
+    @Body() body: UpdateClientDto,
+  ): Promise<ClientView> {
+    return this.clients.setDisabled(caller, clientId, body.disabled);
   }
 
   @Delete('clients/:clientId')
   @RequireScopes('admin')
   @HttpCode(204)
-  delete(@Param('clientId') clientId: string): Promise<void> {
-    return this.clients.delete(clientId);
+  delete(@Caller() caller: Caller, @Param('clientId') clientId: string): Promise<void> {
+    return this.clients.delete(caller, clientId);
   }
 
   @Get('keys')
   @RequireScopes('admin')
-  listKeys(): { keys: KeyView[] } {
-    assertOperator();
+  listKeys(@Caller() caller: Caller): { keys: KeyView[] } {
+    assertOperator(caller);
     return { keys: this.keys.list() };
   }
 
   @Post('keys/rotate')
   @RequireScopes('admin')
-  async rotate(): Promise<{ kid: string; retired: string[] }> {
-    assertOperator();
+  async rotate(@Caller() caller: Caller): Promise<{ kid: string; retired: string[] }> {
+    assertOperator(caller);
     const result = await this.keys.rotate();
     return result;
   }

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
 import { ConflictError, NotFoundError } from '../common/app-error.js';
 import { type Page, cursorPage } from '../common/pagination.js';
-import { RequestContext } from '../common/request-context.js';
+import { RequestContext, type Caller } from '../common/request-context.js';
 import { DUMMY_SECRET_HASH, hashSecret, randomToken, verifySecret } from '../common/secrets.js';
 import { AppConfig } from '../config/config.js';
 import { invalidClient, tooManyAuthFailures } from './auth.errors.js';
@@ -132,8 +132,8 @@ export class ClientsService implements OnApplicationBootstrap {
     return client && !client.disabled ? client : undefined;
   }
 
-  async create(dto: CreateClientDto): Promise<CreatedClient> {
-    const owner = ownerInScope(dto.owner);
+  async create(caller: Caller, dto: CreateClientDto): Promise<CreatedClient> {
+    const owner = ownerInScope(caller, dto.owner);
     const secret = newClientSecret();
     const client = Object.assign(new ClientEntity(), {
       clientId: newClientId(),
@@ -155,8 +155,8 @@ export class ClientsService implements OnApplicationBootstrap {
     return { ...toView(client), client_secret: secret };
   }
 
-  list(query: ListClientsDto): Promise<Page<ClientView>> {
-    const owner = ownerInScope(query.owner);
+  list(caller: Caller, query: ListClientsDto): Promise<Page<ClientView>> {
+    const owner = ownerInScope(caller, query.owner);
     return cursorPage(
       query,
       (take, after) => this.repository.listInOwner(owner, take, after),
@@ -165,10 +165,9 @@ export class ClientsService implements OnApplicationBootstrap {
     );
   }
 
-  async setDisabled(clientId: string, disabled: boolean): Promise<ClientView> {
-    const client = await this.findManaged(clientId);
-    if (client.clientId === RequestContext.requireCaller().clientId)
-      throw new ConflictError('A client cannot disable itself.');
+  async setDisabled(caller: Caller, clientId: string, disabled: boolean): Promise<ClientView> {
+    const client = await this.findManaged(caller, clientId);
+    if (client.clientId === caller.clientId) throw new ConflictError('A client cannot disable itself.');
     await this.repository.setDisabled(client.owner, clientId, disabled);
     this.active.delete(clientId);
     await this.audit.record({
@@ -180,18 +179,16 @@ export class ClientsService implements OnApplicationBootstrap {
     return toView({ ...client, disabled });
   }
 
-  async delete(clientId: string): Promise<void> {
-    const client = await this.findManaged(clientId);
-    if (client.clientId === RequestContext.requireCaller().clientId)
-      throw new ConflictError('A client cannot delete itself.');
+  async delete(caller: Caller, clientId: string): Promise<void> {
+    const client = await this.findManaged(caller, clientId);
+    if (client.clientId === caller.clientId) throw new ConflictError('A client cannot delete itself.');
     await this.repository.deleteInOwner(client.owner, clientId);
     this.active.delete(clientId);
     await this.audit.record({ action: 'client.deleted', owner: client.owner, target: clientId });
   }
 
   /** A client the caller may manage: its own owner's, or any for the operator. Others are 404. */
-  private async findManaged(clientId: string): Promise<ClientEntity> {
-    const caller = RequestContext.requireCaller();
+  private async findManaged(caller: Caller, clientId: string): Promise<ClientEntity> {
     const client = isOperator(caller)
       ? await this.repository.findForAuthentication(clientId)
       : await this.repository.findInOwner(caller.owner, clientId);

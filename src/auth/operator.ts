@@ -1,4 +1,4 @@
-import { RequestContext, type Caller } from '../common/request-context.js';
+import type { Caller } from '../common/request-context.js';
 import { operatorOnly } from './auth.errors.js';
 import { OPERATOR_OWNER } from './scopes.js';
 
@@ -8,8 +8,7 @@ export const isOperator = (caller: Caller): boolean => caller.owner === OPERATOR
  * For instance-wide operations (log level, key rotation): the caller must belong to the operator
  * owner. The route's scope (`admin`) is checked by the guard before this.
  */
-export function assertOperator(): Caller {
-  const caller = RequestContext.requireCaller();
+export function assertOperator(caller: Caller): Caller {
   if (!isOperator(caller)) throw operatorOnly();
   return caller;
 }
@@ -17,8 +16,7 @@ export function assertOperator(): Caller {
 /**
  * The owner a request acts on: the caller's own, or, for the operator only, another one it names.
  */
-export function ownerInScope(requested: string | undefined): string {
-  const caller = RequestContext.requireCaller();
+export function ownerInScope(caller: Caller, requested: string | undefined): string {
   if (requested === undefined || requested === caller.owner) return caller.owner;
   if (!isOperator(caller)) throw operatorOnly();
   return requested;

@@ -30,8 +30,9 @@ const STORE = Symbol('request-context');
 const storage = new AsyncLocalStorage<Store>();
 
 /**
- * Who is asking, for the whole handling of a request: services and repositories read the caller's
- * owner from here instead of taking it as a parameter a controller could forget.
+ * What a request's logs and audit records carry: its id, the source address, the verified caller
+ * and the database time. Services do not take the caller from here: controllers hand it to them as
+ * an argument (`@Caller()`), so a timer or a tool calls the same method with a caller of its own.
  */
 export const RequestContext = {
   middleware: (req: Request, _res: Response, next: NextFunction): void => {
@@ -65,13 +66,6 @@ export const RequestContext = {
 
   caller(): Caller | undefined {
     return storage.getStore()?.caller;
-  },
-
-  /** The caller, or an error: for code that must only run for authenticated requests. */
-  requireCaller(): Caller {
-    const caller = storage.getStore()?.caller;
-    if (!caller) throw new Error('no authenticated caller in this context');
-    return caller;
   },
 
   requestId(): string | undefined {

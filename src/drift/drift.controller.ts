@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { RequireScopes } from '../auth/auth.decorators.js';
+import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import { DriftService, type DriftView } from './drift.service.js';
 import { DriftResourcesDto } from './dto/drift-resources.dto.js';
@@ -10,29 +10,37 @@ export class DriftController {
 
   @Get(':id/drift')
   @RequireScopes('orchestrator:read')
-  get(@Param('id') id: string): Promise<DriftView> {
-    return this.drift.get(id);
+  get(@Caller() caller: Caller, @Param('id') id: string): Promise<DriftView> {
+    return this.drift.get(caller, id);
   }
 
   /** 202 with the job that re-applies the desired state; 409 when nothing unignored drifted. */
   @Post(':id/drift/resolve')
   @RequireScopes('orchestrator:write')
   @HttpCode(202)
-  resolve(@Param('id') id: string) {
-    return this.drift.resolve(id);
+  resolve(@Caller() caller: Caller, @Param('id') id: string) {
+    return this.drift.resolve(caller, id);
   }
 
   @Post(':id/drift/ignore')
   @RequireScopes('orchestrator:write')
   @HttpCode(200)
-  ignore(@Param('id') id: string, @Body() body: DriftResourcesDto): Promise<DriftView> {
-    return this.drift.ignore(id, body.resources);
+  ignore(
+    @Caller() caller: Caller,
+    @Param('id') id: string,
+    @Body() body: DriftResourcesDto,
+  ): Promise<DriftView> {
+    return this.drift.ignore(caller, id, body.resources);
   }
 
   @Post(':id/drift/unignore')
   @RequireScopes('orchestrator:write')
   @HttpCode(200)
-  unignore(@Param('id') id: string, @Body() body: DriftResourcesDto): Promise<DriftView> {
-    return this.drift.unignore(id, body.resources);
+  unignore(
+    @Caller() caller: Caller,
+    @Param('id') id: string,
+    @Body() body: DriftResourcesDto,
+  ): Promise<DriftView> {
+    return this.drift.unignore(caller, id, body.resources);
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type { Caller } from '../common/request-context.js';
 import { every } from '../common/periodic.js';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
@@ -80,14 +81,14 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
 
   // ---- the operator API ----
 
-  async get(stackId: string): Promise<DriftView> {
-    const stack = await this.stacks.owned(stackId);
+  async get(caller: Caller, stackId: string): Promise<DriftView> {
+    const stack = await this.stacks.owned(caller, stackId);
     return this.view(stack, await this.repository.items(stack.id));
   }
 
   /** Adds ignore rules; 422 for names that are neither services nor drifted resources. */
-  async ignore(stackId: string, resources: string[]): Promise<DriftView> {
-    const stack = await this.stacks.owned(stackId);
+  async ignore(caller: Caller, stackId: string, resources: string[]): Promise<DriftView> {
+    const stack = await this.stacks.owned(caller, stackId);
     const items = await this.repository.items(stack.id);
     const definition = await this.stacks.definitionAt(stack.id, stack.revision);
     const known = new Set([
@@ -111,8 +112,8 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
   }
 
   /** Removes ignore rules. */
-  async unignore(stackId: string, resources: string[]): Promise<DriftView> {
-    const stack = await this.stacks.owned(stackId);
+  async unignore(caller: Caller, stackId: string, resources: string[]): Promise<DriftView> {
+    const stack = await this.stacks.owned(caller, stackId);
     const items = await this.repository.items(stack.id);
     const ignores = stack.driftIgnores.filter((r) => !resources.includes(r));
     await this.stacks.setDriftIgnores(stack.id, ignores);
@@ -128,14 +129,14 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
   }
 
   /** A provision job that re-applies the current revision, replacing what was modified; 409 if nothing drifted. */
-  async resolve(stackId: string): Promise<{ job_id: string; job: JobView }> {
-    const stack = await this.stacks.owned(stackId);
+  async resolve(caller: Caller, stackId: string): Promise<{ job_id: string; job: JobView }> {
+    const stack = await this.stacks.owned(caller, stackId);
     const items = (await this.repository.items(stack.id)).filter(
       (i) => !stack.driftIgnores.includes(i.resource),
     );
     if (items.length === 0) throw nothingToResolve(stackId);
     const replace = [...new Set(items.filter((i) => i.kind === 'modified').map((i) => i.resource))];
-    const job = await this.stacks.deploy(stack.id, replace);
+    const job = await this.stacks.deploy(caller, stack.id, replace);
     await this.audit.record({
       action: 'drift.resolve_requested',
       owner: stack.owner,

@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { RequireScopes } from '../auth/auth.decorators.js';
+import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import { JobLogsDto } from './dto/job-logs.dto.js';
 import { ListJobsDto } from './dto/list-jobs.dto.js';
@@ -12,29 +12,36 @@ export class JobsController {
 
   @Get()
   @RequireScopes('orchestrator:read')
-  async list(@Query() query: ListJobsDto): Promise<{ jobs: JobView[]; next_cursor: string | null }> {
-    const page = await this.jobs.list(query);
+  async list(
+    @Caller() caller: Caller,
+    @Query() query: ListJobsDto,
+  ): Promise<{ jobs: JobView[]; next_cursor: string | null }> {
+    const page = await this.jobs.list(caller, query);
     return { jobs: page.items, next_cursor: page.next_cursor };
   }
 
   @Get(':id')
   @RequireScopes('orchestrator:read')
-  get(@Param('id') id: string): Promise<JobView> {
-    return this.jobs.get(id);
+  get(@Caller() caller: Caller, @Param('id') id: string): Promise<JobView> {
+    return this.jobs.get(caller, id);
   }
 
   /** The job's output lines, oldest first; page with `after=<next_after>`. */
   @Get(':id/logs')
   @RequireScopes('orchestrator:read')
-  logs(@Param('id') id: string, @Query() query: JobLogsDto) {
-    return this.jobs.logs(id, query.after, query.limit);
+  logs(@Caller() caller: Caller, @Param('id') id: string, @Query() query: JobLogsDto) {
+    return this.jobs.logs(caller, id, query.after, query.limit);
   }
 
   /** 200 when a queued job was cancelled; 202 while a dispatched or running one is cancelling. */
   @Post(':id/cancel')
   @RequireScopes('orchestrator:write')
-  async cancel(@Param('id') id: string, @Res({ passthrough: true }) res: Response): Promise<JobView> {
-    const { status, job } = await this.jobs.cancel(id);
+  async cancel(
+    @Caller() caller: Caller,
+    @Param('id') id: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<JobView> {
+    const { status, job } = await this.jobs.cancel(caller, id);
     res.status(status);
     return job;
   }
@@ -42,7 +49,7 @@ export class JobsController {
   @Post(':id/cleanup')
   @RequireScopes('orchestrator:write')
   @HttpCode(200)
-  cleanup(@Param('id') id: string) {
-    return this.jobs.cleanup(id);
+  cleanup(@Caller() caller: Caller, @Param('id') id: string) {
+    return this.jobs.cleanup(caller, id);
   }
 }

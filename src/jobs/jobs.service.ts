@@ -19,7 +19,7 @@ import {
 import { AgentSessions, type AgentWorkHandler } from '../agent-gateway/agent-sessions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { type Page, cursorPage, byCreation } from '../common/pagination.js';
-import { RequestContext } from '../common/request-context.js';
+import type { Caller } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
 import { METRIC } from '../metrics/metric-names.js';
 import { WorkersService } from '../workers/workers.service.js';
@@ -211,8 +211,8 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     return job;
   }
 
-  list(query: ListJobsDto): Promise<Page<JobView>> {
-    const owner = RequestContext.requireCaller().owner;
+  list(caller: Caller, query: ListJobsDto): Promise<Page<JobView>> {
+    const owner = caller.owner;
     const filter = {
       status: query.status,
       type: query.type,
@@ -227,11 +227,12 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     );
   }
 
-  async get(id: string): Promise<JobView> {
-    return view(await this.findOwned(id));
+  async get(caller: Caller, id: string): Promise<JobView> {
+    return view(await this.findOwned(caller, id));
   }
 
   async logs(
+    caller: Caller,
     id: string,
     after = 0,
     limit = 1000,
@@ -241,7 +242,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     next_after: number;
     complete: boolean;
   }> {
-    const job = await this.findOwned(id);
+    const job = await this.findOwned(caller, id);
     await this.flushing;
     const rows = await this.repository.logs(job.id, after, limit);
     return {
@@ -253,8 +254,8 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
   }
 
   /** Queued: cancelled at once (200). Dispatched or running: cancelling until the agent confirms (202). */
-  async cancel(id: string): Promise<{ status: 200 | 202; job: JobView }> {
-    const job = await this.findOwned(id);
+  async cancel(caller: Caller, id: string): Promise<{ status: 200 | 202; job: JobView }> {
+    const job = await this.findOwned(caller, id);
     if (job.status === 'cancelling') {
       this.sendCancel(job, false);
       return { status: 202, job: view(job) };
@@ -263,7 +264,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       to === 'cancelled' ? { finishedAt: new Date() } : {},
     );
     if (!moved) {
-      const now = await this.findOwned(id);
+      const now = await this.findOwned(caller, id);
       if (now.status === 'cancelling') return { status: 202, job: view(now) };
       throw jobFinished(id, now.status);
     }
@@ -282,8 +283,8 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
    * again; the worker, when connected, stops the job and reverts the stack on the node to the state
    * the last successful job applied. A failed or cancelled job only gets the revert on the worker.
    */
-  async cleanup(id: string): Promise<{ job: JobView; worker_notified: boolean }> {
-    const job = await this.findOwned(id);
+  async cleanup(caller: Caller, id: string): Promise<{ job: JobView; worker_notified: boolean }> {
+    const job = await this.findOwned(caller, id);
     if (job.status === 'succeeded') throw nothingToCleanUp(id);
     let current = job;
     if (!isTerminal(job.status)) {
@@ -298,7 +299,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
       if (moved) {
         current = moved.job;
         await this.finished(current, moved.from);
-      } else current = await this.findOwned(id);
+      } else current = await this.findOwned(caller, id);
     }
     const notified = current.workerId !== null && this.sendCancel(current, true);
     await this.audit.record({
@@ -810,9 +811,8 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     return this.flushing;
   }
 
-  private async findOwned(id: string): Promise<JobEntity> {
-    const owner = RequestContext.requireCaller().owner;
-    const job = isUuid(id) ? await this.repository.findInOwner(owner, id) : null;
+  private async findOwned(caller: Caller, id: string): Promise<JobEntity> {
+    const job = isUuid(id) ? await this.repository.findInOwner(caller.owner, id) : null;
     if (!job) throw jobNotFound(id);
     return job;
   }

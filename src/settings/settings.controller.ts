@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Patch } from '@nestjs/common';
-import { RequireScopes } from '../auth/auth.decorators.js';
+import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import { UpdateSettingsDto } from './dto/update-settings.dto.js';
 import { SettingsService, type SettingsView } from './settings.service.js';
@@ -16,7 +16,7 @@ export class SettingsController {
 
   @Patch()
   @RequireScopes('admin')
-  update(@Body() body: UpdateSettingsDto): Promise<SettingsView> {
-    return this.settings.update(body);
+  update(@Caller() caller: Caller, @Body() body: UpdateSettingsDto): Promise<SettingsView> {
+    return this.settings.update(caller, body);
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { every } from '../common/periodic.js';
 import { AuditService } from '../audit/audit.service.js';
+import type { Caller } from '../auth/auth.decorators.js';
 import { assertOperator } from '../auth/operator.js';
 import { AppConfig, type LogLevel } from '../config/config.js';
 import { LogLevelService } from '../logging/log-level.service.js';
@@ -48,8 +49,8 @@ export class SettingsService implements OnApplicationBootstrap, OnModuleDestroy 
     return { log_level: this.logLevel.current, updated_at: this.updatedAt?.toISOString() ?? null };
   }
 
-  async update(change: UpdateSettingsDto): Promise<SettingsView> {
-    assertOperator();
+  async update(caller: Caller, change: UpdateSettingsDto): Promise<SettingsView> {
+    assertOperator(caller);
     if (change.log_level === undefined) throw noSettingsGiven();
     const previous = this.logLevel.current;
     const stored = await this.repository.put(LOG_LEVEL_KEY, change.log_level);

@@ -10,7 +10,7 @@ import {
   Put,
   Query,
 } from '@nestjs/common';
-import { RequireScopes } from '../auth/auth.decorators.js';
+import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { YAML_TYPES } from '../common/body-parsers.js';
 import { Consumes } from '../common/media-type.js';
 import { PageQueryDto } from '../common/pagination.js';
@@ -27,61 +27,68 @@ export class StacksController {
   @Post()
   @RequireScopes('orchestrator:write')
   @Consumes(...YAML_TYPES)
-  create(@Body() source: unknown): Promise<StackView> {
-    return this.stacks.create(yamlBody(source));
+  create(@Caller() caller: Caller, @Body() source: unknown): Promise<StackView> {
+    return this.stacks.create(caller, yamlBody(source));
   }
 
   @Get()
   @RequireScopes('orchestrator:read')
-  async list(@Query() query: PageQueryDto): Promise<{ stacks: StackView[]; next_cursor: string | null }> {
-    const page = await this.stacks.list(query);
+  async list(
+    @Caller() caller: Caller,
+    @Query() query: PageQueryDto,
+  ): Promise<{ stacks: StackView[]; next_cursor: string | null }> {
+    const page = await this.stacks.list(caller, query);
     return { stacks: page.items, next_cursor: page.next_cursor };
   }
 
   @Get(':id')
   @RequireScopes('orchestrator:read')
-  get(@Param('id') id: string): Promise<StackView> {
-    return this.stacks.get(id);
+  get(@Caller() caller: Caller, @Param('id') id: string): Promise<StackView> {
+    return this.stacks.get(caller, id);
   }
 
   /** A new revision of the definition; deploy applies it. */
   @Put(':id')
   @RequireScopes('orchestrator:write')
   @Consumes(...YAML_TYPES)
-  replace(@Param('id') id: string, @Body() source: unknown): Promise<StackView> {
-    return this.stacks.replace(id, yamlBody(source));
+  replace(@Caller() caller: Caller, @Param('id') id: string, @Body() source: unknown): Promise<StackView> {
+    return this.stacks.replace(caller, id, yamlBody(source));
   }
 
   @Delete(':id')
   @RequireScopes('orchestrator:write')
   @HttpCode(202)
-  delete(@Param('id') id: string): Promise<JobView> {
-    return this.stacks.delete(id);
+  delete(@Caller() caller: Caller, @Param('id') id: string): Promise<JobView> {
+    return this.stacks.delete(caller, id);
   }
 
   @Post(':id/deploy')
   @RequireScopes('orchestrator:write')
   @HttpCode(202)
-  deploy(@Param('id') id: string): Promise<JobView> {
-    return this.stacks.deploy(id);
+  deploy(@Caller() caller: Caller, @Param('id') id: string): Promise<JobView> {
+    return this.stacks.deploy(caller, id);
   }
 
   @Get(':id/health')
   @RequireScopes('orchestrator:read')
-  health(@Param('id') id: string): Promise<StackHealthView> {
-    return this.stacks.health(id);
+  health(@Caller() caller: Caller, @Param('id') id: string): Promise<StackHealthView> {
+    return this.stacks.health(caller, id);
   }
 
   @Get(':id/revisions')
   @RequireScopes('orchestrator:read')
-  revisions(@Param('id') id: string) {
-    return this.stacks.revisions(id);
+  revisions(@Caller() caller: Caller, @Param('id') id: string) {
+    return this.stacks.revisions(caller, id);
   }
 
   @Get(':id/revisions/:revision')
   @RequireScopes('orchestrator:read')
-  revision(@Param('id') id: string, @Param('revision', ParseIntPipe) revision: number) {
-    return this.stacks.revision(id, revision);
+  revision(
+    @Caller() caller: Caller,
+    @Param('id') id: string,
+    @Param('revision', ParseIntPipe) revision: number,
+  ) {
+    return this.stacks.revision(caller, id, revision);
   }
 }
 

@@ -8,7 +8,7 @@ import type { StateReportMsg } from '../agent-protocol/index.js';
 import { AgentSessions, type AgentStateHandler } from '../agent-gateway/agent-sessions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { type Page, cursorPage, byCreation } from '../common/pagination.js';
-import { RequestContext } from '../common/request-context.js';
+import type { Caller } from '../common/request-context.js';
 import type { JobEntity } from '../jobs/entities/job.entity.js';
 import { JobsService, view as jobView, type JobView, type StackJobHooks } from '../jobs/jobs.service.js';
 import { METRIC } from '../metrics/metric-names.js';
@@ -83,8 +83,7 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
 
   // ---- CRUD ----
 
-  async create(source: string): Promise<StackView> {
-    const caller = RequestContext.requireCaller();
+  async create(caller: Caller, source: string): Promise<StackView> {
     const definition = this.definitions.parse(source);
     const now = new Date();
     const stack = Object.assign(new StackEntity(), {
@@ -122,8 +121,8 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     return this.view(stack, definition);
   }
 
-  list(query: PageQueryDto): Promise<Page<StackView>> {
-    const owner = RequestContext.requireCaller().owner;
+  list(caller: Caller, query: PageQueryDto): Promise<Page<StackView>> {
+    const owner = caller.owner;
     return cursorPage(
       query,
       (take, after) => this.repository.listInOwner(owner, take, after),
@@ -132,13 +131,13 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     );
   }
 
-  async get(id: string): Promise<StackView> {
-    const stack = await this.findOwned(id);
+  async get(caller: Caller, id: string): Promise<StackView> {
+    const stack = await this.owned(caller, id);
     return this.view(stack, await this.definitionOf(stack));
   }
 
-  async revisions(id: string) {
-    const stack = await this.findOwned(id);
+  async revisions(caller: Caller, id: string) {
+    const stack = await this.owned(caller, id);
     const rows = await this.repository.listRevisions(stack.id);
     return {
       stack_id: stack.id,
@@ -152,8 +151,8 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     };
   }
 
-  async revision(id: string, revision: number) {
-    const stack = await this.findOwned(id);
+  async revision(caller: Caller, id: string, revision: number) {
+    const stack = await this.owned(caller, id);
     const row = await this.repository.revision(stack.id, revision);
     if (!row) throw revisionNotFound(id, revision);
     return {
@@ -166,9 +165,8 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
   }
 
   /** A new revision; the stack keeps running the deployed one until the next deploy. */
-  async replace(id: string, source: string): Promise<StackView> {
-    const caller = RequestContext.requireCaller();
-    const stack = await this.findOwned(id);
+  async replace(caller: Caller, id: string, source: string): Promise<StackView> {
+    const stack = await this.owned(caller, id);
     if (stack.status === 'destroying') throw stackBeingDestroyed(id);
     const definition = this.definitions.parse(source);
     if (definition.name !== stack.name) throw stackRenamed(stack.name);
@@ -195,9 +193,8 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
    * 202 with the provision job of the current revision. Resources whose drift is ignored are left as
    * they are on the node; `replace` names services to replace even when their digest matches.
    */
-  async deploy(id: string, replace: string[] = []): Promise<JobView> {
-    const caller = RequestContext.requireCaller();
-    const stack = await this.findOwned(id);
+  async deploy(caller: Caller, id: string, replace: string[] = []): Promise<JobView> {
+    const stack = await this.owned(caller, id);
     if (stack.status === 'destroying') throw stackBeingDestroyed(id);
     const definition = await this.definitionAt(stack.id, stack.revision);
     if (!definition) throw stackNotFound(stack.id);
@@ -225,9 +222,8 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
   }
 
   /** 202 with the destroy job; the stack is gone when it succeeds. */
-  async delete(id: string): Promise<JobView> {
-    const caller = RequestContext.requireCaller();
-    const stack = await this.findOwned(id);
+  async delete(caller: Caller, id: string): Promise<JobView> {
+    const stack = await this.owned(caller, id);
     const placed = stack.workerId !== null;
     const job = await this.jobs.create(
       {
@@ -254,8 +250,8 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
 
   // ---- health ----
 
-  async health(id: string): Promise<StackHealthView> {
-    const stack = await this.findOwned(id);
+  async health(caller: Caller, id: string): Promise<StackHealthView> {
+    const stack = await this.owned(caller, id);
     const revision = stack.deployedRevision ?? stack.revision;
     const definition = (await this.repository.revision(stack.id, revision))?.definition;
     const report = stack.workerId ? this.reports.get(stack.workerId) : undefined;
@@ -349,9 +345,11 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
 
   // ---- for drift ----
 
-  /** The caller's stack, or 404. */
-  owned(id: string): Promise<StackEntity> {
-    return this.findOwned(id);
+  /** The caller's stack, or 404 (another owner's stack is not found either). */
+  async owned(caller: Caller, id: string): Promise<StackEntity> {
+    const stack = isUuid(id) ? await this.repository.findInOwner(caller.owner, id) : null;
+    if (!stack) throw stackNotFound(id);
+    return stack;
   }
 
   /** Stacks placed on a worker (any owner: the agent's reports speak for its node). */
@@ -413,13 +411,6 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
       createdAt: at,
       createdBy,
     });
-  }
-
-  private async findOwned(id: string): Promise<StackEntity> {
-    const owner = RequestContext.requireCaller().owner;
-    const stack = isUuid(id) ? await this.repository.findInOwner(owner, id) : null;
-    if (!stack) throw stackNotFound(id);
-    return stack;
   }
 
   private view(stack: StackEntity, definition: StackDefinition): StackView {

@@ -3,7 +3,7 @@ import { every } from '../common/periodic.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { probeAnswer, type ConnectivityReportMsg } from '../agent-protocol/index.js';
 import { AgentSessions } from '../agent-gateway/agent-sessions.js';
-import { RequestContext } from '../common/request-context.js';
+import type { Caller } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
 import { ConnectivityRepository, type LinkRow } from './connectivity.repository.js';
 
@@ -106,8 +106,8 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** `POST .../workers/connectivity/check`: a round for the caller's owner. */
-  check(): { probe_id: string; workers: number } {
-    return this.probe(RequestContext.requireCaller().owner);
+  check(caller: Caller): { probe_id: string; workers: number } {
+    return this.probe(caller.owner);
   }
 
   /** An agent's answer; only results for targets it was asked about are kept. */
@@ -139,8 +139,8 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  async matrix(): Promise<ConnectivityView> {
-    const { workers, links } = await this.repository.matrix(RequestContext.requireCaller().owner);
+  async matrix(caller: Caller): Promise<ConnectivityView> {
+    const { workers, links } = await this.repository.matrix(caller.owner);
     return {
       workers,
       links: links.map((l) => ({

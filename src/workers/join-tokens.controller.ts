@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { RequireScopes } from '../auth/auth.decorators.js';
+import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { PageQueryDto } from '../common/pagination.js';
 import { orchestratorPaths } from '../common/paths.js';
 import { CreateJoinTokenDto } from './dto/create-join-token.dto.js';
@@ -11,23 +11,24 @@ export class JoinTokensController {
 
   @Post()
   @RequireScopes('workers:admin')
-  create(@Body() body: CreateJoinTokenDto): Promise<CreatedJoinToken> {
-    return this.joinTokens.create(body);
+  create(@Caller() caller: Caller, @Body() body: CreateJoinTokenDto): Promise<CreatedJoinToken> {
+    return this.joinTokens.create(caller, body);
   }
 
   @Get()
   @RequireScopes('workers:admin')
   async list(
+    @Caller() caller: Caller,
     @Query() query: PageQueryDto,
   ): Promise<{ join_tokens: JoinTokenView[]; next_cursor: string | null }> {
-    const page = await this.joinTokens.list(query);
+    const page = await this.joinTokens.list(caller, query);
     return { join_tokens: page.items, next_cursor: page.next_cursor };
   }
 
   @Delete(':id')
   @RequireScopes('workers:admin')
   @HttpCode(204)
-  revoke(@Param('id') id: string): Promise<void> {
-    return this.joinTokens.revoke(id);
+  revoke(@Caller() caller: Caller, @Param('id') id: string): Promise<void> {
+    return this.joinTokens.revoke(caller, id);
   }
 }

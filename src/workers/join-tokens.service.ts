@@ -4,7 +4,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { NotFoundError } from '../common/app-error.js';
 import { parseDuration } from '../common/duration.js';
 import { type Page, type PageQueryDto, cursorPage, byCreation } from '../common/pagination.js';
-import { RequestContext } from '../common/request-context.js';
+import type { Caller } from '../common/request-context.js';
 import { randomToken, tokenDigest } from '../common/secrets.js';
 import { ValidationFailedError } from '../common/app-error.js';
 import { AppConfig } from '../config/config.js';
@@ -45,8 +45,7 @@ export class JoinTokensService {
     private readonly config: AppConfig,
   ) {}
 
-  async create(dto: CreateJoinTokenDto): Promise<CreatedJoinToken> {
-    const caller = RequestContext.requireCaller();
+  async create(caller: Caller, dto: CreateJoinTokenDto): Promise<CreatedJoinToken> {
     const ttl = dto.ttl === undefined ? this.config.joinTokenTtlMs : parseDuration(dto.ttl);
     if (ttl === undefined || ttl < 60_000 || ttl > MAX_TTL_MS) {
       throw new ValidationFailedError([{ path: 'ttl', message: 'ttl must be between 1m and 365d' }]);
@@ -83,8 +82,8 @@ export class JoinTokensService {
     };
   }
 
-  list(query: PageQueryDto): Promise<Page<JoinTokenView>> {
-    const owner = RequestContext.requireCaller().owner;
+  list(caller: Caller, query: PageQueryDto): Promise<Page<JoinTokenView>> {
+    const owner = caller.owner;
     return cursorPage(
       query,
       (take, after) => this.repository.listInOwner(owner, take, after),
@@ -93,8 +92,8 @@ export class JoinTokensService {
     );
   }
 
-  async revoke(id: string): Promise<void> {
-    const owner = RequestContext.requireCaller().owner;
+  async revoke(caller: Caller, id: string): Promise<void> {
+    const owner = caller.owner;
     if (!(await this.repository.findInOwner(owner, id))) throw new NotFoundError(`No join token ${id}.`);
     // Revoking twice is fine and changes nothing: only the first is an event.
     if (await this.repository.revokeInOwner(owner, id)) {

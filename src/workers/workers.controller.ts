@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { Public, RequireScopes } from '../auth/auth.decorators.js';
+import { Caller, Public, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import { ConnectivityService, type ConnectivityView } from './connectivity.service.js';
 import { EnrollDto, EnrollmentStatusDto } from './dto/enroll.dto.js';
@@ -15,8 +15,11 @@ export class WorkersController {
 
   @Get()
   @RequireScopes('orchestrator:read')
-  async list(@Query() query: ListWorkersDto): Promise<{ workers: WorkerView[]; next_cursor: string | null }> {
-    const page = await this.workers.list(query);
+  async list(
+    @Caller() caller: Caller,
+    @Query() query: ListWorkersDto,
+  ): Promise<{ workers: WorkerView[]; next_cursor: string | null }> {
+    const page = await this.workers.list(caller, query);
     return { workers: page.items, next_cursor: page.next_cursor };
   }
 
@@ -38,35 +41,35 @@ export class WorkersController {
   /** The latest probe results between the caller's workers. */
   @Get('connectivity')
   @RequireScopes('orchestrator:read')
-  connectivityMatrix(): Promise<ConnectivityView> {
-    return this.connectivity.matrix();
+  connectivityMatrix(@Caller() caller: Caller): Promise<ConnectivityView> {
+    return this.connectivity.matrix(caller);
   }
 
   /** Asks the connected agents to probe each other now; results arrive within seconds. */
   @Post('connectivity/check')
   @RequireScopes('workers:admin')
   @HttpCode(202)
-  checkConnectivity(): { probe_id: string; workers: number } {
-    return this.connectivity.check();
+  checkConnectivity(@Caller() caller: Caller): { probe_id: string; workers: number } {
+    return this.connectivity.check(caller);
   }
 
   @Get(':id')
   @RequireScopes('orchestrator:read')
-  get(@Param('id') id: string): Promise<WorkerView> {
-    return this.workers.get(id);
+  get(@Caller() caller: Caller, @Param('id') id: string): Promise<WorkerView> {
+    return this.workers.get(caller, id);
   }
 
   @Post(':id/approve')
   @RequireScopes('workers:admin')
   @HttpCode(200)
-  approve(@Param('id') id: string): Promise<WorkerView> {
-    return this.workers.approve(id);
+  approve(@Caller() caller: Caller, @Param('id') id: string): Promise<WorkerView> {
+    return this.workers.approve(caller, id);
   }
 
   @Delete(':id')
   @RequireScopes('workers:admin')
   @HttpCode(204)
-  delete(@Param('id') id: string): Promise<void> {
-    return this.workers.delete(id);
+  delete(@Caller() caller: Caller, @Param('id') id: string): Promise<void> {
+    return this.workers.delete(caller, id);
   }
 }

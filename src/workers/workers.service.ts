@@ -18,7 +18,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { RateLimitsService } from '../auth/rate-limits.service.js';
 import { AppError, NotFoundError } from '../common/app-error.js';
 import { type Page, cursorPage, byCreation } from '../common/pagination.js';
-import { RequestContext } from '../common/request-context.js';
+import { RequestContext, type Caller } from '../common/request-context.js';
 import { randomToken, tokenDigest } from '../common/secrets.js';
 import { AppConfig } from '../config/config.js';
 import { OrchestratorHealthService } from '../health/orchestrator-health.service.js';
@@ -246,8 +246,8 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
 
   // ---- operator API (owner-scoped) ----
 
-  list(query: ListWorkersDto): Promise<Page<WorkerView>> {
-    const owner = RequestContext.requireCaller().owner;
+  list(caller: Caller, query: ListWorkersDto): Promise<Page<WorkerView>> {
+    const owner = caller.owner;
     return cursorPage(
       query,
       (take, after) => this.repository.listInOwner(owner, take, query.status, after),
@@ -256,12 +256,12 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     );
   }
 
-  async get(id: string): Promise<WorkerView> {
-    return this.view(await this.findOwned(id));
+  async get(caller: Caller, id: string): Promise<WorkerView> {
+    return this.view(await this.findOwned(caller, id));
   }
 
-  async approve(id: string): Promise<WorkerView> {
-    const worker = await this.findOwned(id);
+  async approve(caller: Caller, id: string): Promise<WorkerView> {
+    const worker = await this.findOwned(caller, id);
     if (worker.status !== 'pending') throw notPending(id);
     const status = nextState('pending', { type: 'approved' }, this.thresholds);
     const at = new Date();
@@ -274,8 +274,8 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
   }
 
   /** Removes the worker: certificates revoked and its live stream closed at once. */
-  async delete(id: string): Promise<void> {
-    const worker = await this.findOwned(id);
+  async delete(caller: Caller, id: string): Promise<void> {
+    const worker = await this.findOwned(caller, id);
     const revoked = await this.certificates.revokeForWorker(worker.id);
     await this.repository.delete(worker.id);
     this.live.delete(worker.id);
@@ -458,9 +458,8 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     return bad === 0 ? 'ok' : `${bad} unhealthy or unreachable`;
   }
 
-  private async findOwned(id: string): Promise<WorkerEntity> {
-    const owner = RequestContext.requireCaller().owner;
-    const worker = isUuid(id) ? await this.repository.findInOwner(owner, id) : null;
+  private async findOwned(caller: Caller, id: string): Promise<WorkerEntity> {
+    const worker = isUuid(id) ? await this.repository.findInOwner(caller.owner, id) : null;
     if (!worker) throw new NotFoundError(`No worker ${id}.`);
     return worker;
   }

@@ -162,9 +162,10 @@ describe('the agent plane with real agents over mutual TLS', () => {
       const gauge = /^stack_workers_healthy (\d+)$/m.exec((await t.http.get('/metrics')).text)?.[1];
       return Number(gauge) === listed.filter((w) => w.status === 'healthy').length;
     });
-    expect((await t.http.get('/api/v1/orchestrator/health')).body.checks).toMatchObject({
-      grpc: 'ok',
-      workers: 'ok',
+    // The workers check follows the next count of states (every half heartbeat, at most a second).
+    await eventually(async () => {
+      const checks = (await t.http.get('/api/v1/orchestrator/health')).body.checks as Record<string, string>;
+      return checks.grpc === 'ok' && checks.workers === 'ok';
     });
     const audit = await api('get', '/api/v1/orchestrator/audit?action=worker.approved');
     expect((audit.body.events as { target: string }[]).map((e) => e.target)).toContain(pending.id);

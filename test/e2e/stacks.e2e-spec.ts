@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StacksService } from '../../src/stacks/stacks.service.js';
 import { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import {
@@ -181,6 +182,19 @@ describe('stacks deployed by jobs to a real process-driver agent', () => {
     expect(job.status).toBe('failed');
     expect(job.error).toContain('environment variable STACK_AGENT_TOKEN is not set on the agent');
     expect((await api.delete(`/stacks/${stackId}`)).status).toBe(202);
+  });
+
+  it('services act for the caller they are handed, outside any request (as a timer or a tool would)', async () => {
+    const stacks = t.app.get(StacksService);
+    const other = { clientId: 'tool', owner: 'tool-tenant', scopes: ['orchestrator:write'], claims: {} };
+    const created = await stacks.create(other, stackYaml('from-a-tool', await freePort()));
+    expect(created.name).toBe('from-a-tool');
+    // Owned by the caller given, so invisible to the operator's owner and listed for its owner only.
+    expect((await api.get(`/stacks/${created.id}`)).status).toBe(404);
+    expect((await stacks.list(other, {})).items.map((s) => s.id)).toEqual([created.id]);
+    await expect(stacks.get({ ...other, owner: 'tenant-c' }, created.id)).rejects.toMatchObject({
+      status: 404,
+    });
   });
 
   it('cancels a queued job at once and a finished one not at all', async () => {
