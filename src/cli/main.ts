@@ -5,7 +5,7 @@
  */
 import { ApiClient } from './api.js';
 import { parseInvocation, USAGE, type CliEnv } from './args.js';
-import { execute } from './commands.js';
+import { execute } from './commands/index.js';
 import { CliError, EXIT_FAILURE } from './errors.js';
 import { clean } from './output.js';
 
