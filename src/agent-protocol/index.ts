@@ -223,6 +223,8 @@ export interface WelcomeMsg {
 }
 
 export interface ServerMessage {
+  /** Which of the fields below is set, on a received message (proto-loader's `oneofs`). */
+  body?: 'welcome' | 'probe' | 'disconnect' | 'heartbeat_ack' | 'job' | 'cancel_job';
   welcome?: WelcomeMsg;
   probe?: ProbeRequestMsg;
   disconnect?: { reason: string };
