@@ -29,6 +29,9 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  // The three programs (docs/architecture.md): the agent and stackctl import their own code, the
+  // agent protocol and src/shared only, never the service's; the service never imports theirs.
+  ...programBoundaries(),
   {
     files: ['**/*.spec.ts', 'test/**/*.ts'],
     rules: {
@@ -38,3 +41,37 @@ export default tseslint.config(
     },
   },
 );
+
+/** no-restricted-imports per folder depth: relative imports may not leave a program's own folder. */
+function programBoundaries() {
+  const outside = (depth, allowed) => ({
+    regex: `^(\\.\\./){${depth}}(?!${allowed.map((a) => `${a}/`).join('|')})[^./]`,
+    message: 'The agent and stackctl import only their own code, src/agent-protocol and src/shared.',
+  });
+  const shared = ['agent-protocol', 'shared'];
+  return [
+    { files: ['src/agent/*.ts', 'src/cli/*.ts'], depth: 1 },
+    { files: ['src/agent/*/*.ts', 'src/cli/*/*.ts'], depth: 2 },
+  ]
+    .map(({ files, depth }) => ({
+      files,
+      rules: { 'no-restricted-imports': ['error', { patterns: [outside(depth, shared)] }] },
+    }))
+    .concat({
+      files: ['src/**/*.ts'],
+      ignores: ['src/agent/**', 'src/cli/**'],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              {
+                regex: '^(\\.\\./)+(agent|cli)/',
+                message: 'The service never imports the agent or stackctl.',
+              },
+            ],
+          },
+        ],
+      },
+    });
+}
