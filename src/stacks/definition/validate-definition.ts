@@ -1,3 +1,4 @@
+import { parseDuration } from '../../common/duration.js';
 import {
   MAX_COMMAND_ARG_BYTES,
   MAX_ENV_NAME_BYTES,
@@ -50,7 +51,6 @@ const IMAGE = new RegExp(
   `^(?:${HOST}/)?${COMPONENT}(?:/${COMPONENT})*(?::\\w[\\w.-]{0,127})?(?:@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,})?$`,
 );
 const DURATION = /^(\d+(ms|s|m|h))+$/;
-const DURATION_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const MIN_INTERVAL_MS = 1000;
 const MAX_INTERVAL_MS = 3_600_000;
 const PORT_TEXT = /^(?:(\d{1,5}):)?(\d{1,5})(?:\/([a-z]+))?$/;
@@ -150,12 +150,9 @@ function asBoolean(node: YamlNode, path: string, issues: Issues): boolean | unde
 
 const isPort = (n: number): boolean => Number.isInteger(n) && n >= 1 && n <= 65535;
 
+/** Duration text with its units: a bare number, which could mean seconds or milliseconds, is refused. */
 function parseInterval(text: string): number | undefined {
-  if (!DURATION.test(text)) return undefined;
-  let total = 0;
-  for (const [, amount, unit] of text.matchAll(/(\d+)(ms|s|m|h)/g))
-    total += Number(amount) * DURATION_MS[unit];
-  return Number.isSafeInteger(total) ? total : undefined;
+  return DURATION.test(text) ? parseDuration(text) : undefined;
 }
 
 interface PortUse {
