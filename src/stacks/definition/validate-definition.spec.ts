@@ -9,7 +9,8 @@ import {
 } from '../../agent-protocol/limits.js';
 import { toServiceSpec } from '../service-spec.js';
 import type { ServiceDefinition, ValidationIssue, ValidationResult } from './definition.types.js';
-import { MAX_ISSUES, validateDefinition } from './validate-definition.js';
+import { MAX_ISSUES } from './issues.js';
+import { validateDefinition } from './validate-definition.js';
 import { YAML_LIMITS } from './yaml-tree.js';
 
 const valid = (source: string) => {
