@@ -1,6 +1,6 @@
 import { kitNames, type Catalog, type StackKitVariant } from '../catalog/catalog.js';
 import type { Issues } from './issues.js';
-import { asString, isNull, required } from './node-readers.js';
+import { asString, present, required } from './node-readers.js';
 import type { YamlMap } from './yaml-tree.js';
 
 /**
@@ -26,9 +26,8 @@ export function readKitChoice(top: YamlMap, catalog: Catalog, issues: Issues): K
     `stackkit is required; supported stack kits: ${supported}`,
     issues,
   );
-  const variantNode = top.entries.get('variant')?.value;
-  const variantName =
-    variantNode && !isNull(variantNode) ? asString(variantNode, 'variant', issues, 'variant') : 'default';
+  const variantNode = present(top, 'variant');
+  const variantName = variantNode ? asString(variantNode, 'variant', issues, 'variant') : 'default';
   if (kitNode === undefined) return choice;
   const kitName = asString(kitNode, 'stackkit', issues, 'stackkit');
   if (kitName === undefined) return choice;

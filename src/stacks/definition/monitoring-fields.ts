@@ -3,7 +3,7 @@ import type { MonitoringDefinition } from './definition.types.js';
 import { ENV_REF } from './env-fields.js';
 import type { Issues } from './issues.js';
 import { variantLabel, type KitChoice } from './kit-fields.js';
-import { asBoolean, asMap, isNull, scalarValue, warnUnknownKeys } from './node-readers.js';
+import { asBoolean, asMap, isNull, present, scalarValue, warnUnknownKeys } from './node-readers.js';
 import { parseDays, parseGi } from './quantities.js';
 import type { YamlMap } from './yaml-tree.js';
 
@@ -29,11 +29,9 @@ export function readMonitoring(
   warnUnknownKeys(map, ['enabled', 'metrics_store', 'dashboard', 'log_store'], 'monitoring', issues);
   const defaults = catalog.monitoring.defaults;
 
-  const enabledNode = map.entries.get('enabled')?.value;
+  const enabledNode = present(map, 'enabled');
   const enabled =
-    enabledNode === undefined || isNull(enabledNode)
-      ? false
-      : (asBoolean(enabledNode, 'monitoring.enabled', issues) ?? false);
+    enabledNode === undefined ? false : (asBoolean(enabledNode, 'monitoring.enabled', issues) ?? false);
 
   // Every block is checked even when monitoring is off: a literal password is wrong either way.
   const section = (key: string, keys: string[]): YamlMap | null => {
@@ -44,8 +42,8 @@ export function readMonitoring(
     return m;
   };
   const days = (m: YamlMap | null, path: string, fallback: number): number => {
-    const node = m?.entries.get('retention')?.value;
-    if (node === undefined || isNull(node)) return fallback;
+    const node = present(m, 'retention');
+    if (node === undefined) return fallback;
     const value = parseDays(scalarValue(node));
     if (value === undefined) {
       issues.error(path, 'invalid_value', `${path} must be whole days such as "15d"`, node.pos);
@@ -54,8 +52,8 @@ export function readMonitoring(
     return value;
   };
   const flag = (m: YamlMap | null, path: string): boolean => {
-    const node = m?.entries.get('enabled')?.value;
-    if (node === undefined || isNull(node)) return true;
+    const node = present(m, 'enabled');
+    if (node === undefined) return true;
     return asBoolean(node, path, issues) ?? true;
   };
 
@@ -66,8 +64,8 @@ export function readMonitoring(
     defaults.metrics_retention_days,
   );
   let storageGi = defaults.metrics_storage_gi;
-  const storageNode = metricsMap?.entries.get('storage')?.value;
-  if (storageNode !== undefined && !isNull(storageNode)) {
+  const storageNode = present(metricsMap, 'storage');
+  if (storageNode !== undefined) {
     const gi = parseGi(scalarValue(storageNode));
     if (gi === undefined) {
       issues.error(

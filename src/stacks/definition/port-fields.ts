@@ -1,6 +1,6 @@
 import type { DriverName, PortDefinition } from './definition.types.js';
 import type { Issues } from './issues.js';
-import { describe, isNull, warnUnknownKeys } from './node-readers.js';
+import { describe, present, scalarValue, warnUnknownKeys } from './node-readers.js';
 import type { Position, YamlNode } from './yaml-tree.js';
 
 /** The `ports` of a service: `8080:80`, `8080:80/udp`, `80`, a number, or a mapping. */
@@ -73,8 +73,8 @@ function readPort(item: YamlNode, path: string, issues: Issues): PortDefinition 
   if (item.kind === 'map') {
     warnUnknownKeys(item, ['container', 'host', 'protocol'], path, issues);
     const number = (key: string): number | null | undefined => {
-      const node = item.entries.get(key)?.value;
-      if (node === undefined || isNull(node)) return null;
+      const node = present(item, key);
+      if (node === undefined) return null;
       if (node.kind === 'scalar' && typeof node.value === 'number' && isPort(node.value)) return node.value;
       issues.error(`${path}.${key}`, 'invalid_value', PORT_RANGE, node.pos);
       return undefined;
@@ -82,9 +82,9 @@ function readPort(item: YamlNode, path: string, issues: Issues): PortDefinition 
     const container = number('container');
     const host = number('host');
     let protocol: 'tcp' | 'udp' | undefined = 'tcp';
-    const protocolNode = item.entries.get('protocol')?.value;
-    if (protocolNode !== undefined && !isNull(protocolNode)) {
-      const value = protocolNode.kind === 'scalar' ? protocolNode.value : undefined;
+    const protocolNode = present(item, 'protocol');
+    if (protocolNode !== undefined) {
+      const value = scalarValue(protocolNode);
       if (value === 'tcp' || value === 'udp') protocol = value;
       else {
         issues.error(`${path}.protocol`, 'invalid_value', PROTOCOL_RULE, protocolNode.pos);
