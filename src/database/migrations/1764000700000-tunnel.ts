@@ -28,7 +28,16 @@ export class Tunnel1764000700000 implements MigrationInterface {
         id             smallint PRIMARY KEY DEFAULT 1 CHECK (id = 1),
         desired        text NOT NULL DEFAULT 'stopped' CHECK (desired IN ('running', 'stopped')),
         custom_url     text,
-        updated_at     timestamptz NOT NULL DEFAULT now()
+        updated_at     timestamptz NOT NULL DEFAULT now(),
+        -- What the replica holding the tunnel last reported, so every replica answers status.
+        state          text NOT NULL DEFAULT 'stopped',
+        provider       text,
+        public_url     text,
+        agent_endpoint text,
+        started_at     timestamptz,
+        last_error     text,
+        holder         text,
+        reported_at    timestamptz
       )`);
     await q.query(`INSERT INTO tunnel_state (id) VALUES (1)`);
     await q.query(`
