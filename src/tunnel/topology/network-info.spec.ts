@@ -45,7 +45,7 @@ function entry(address: string, cidr: string | null, internal = false): NetworkI
     netmask: '',
     mac: '00:00:00:00:00:00',
     scopeid: 0,
-  } as NetworkInterfaceInfo;
+  };
 }
 
 const HOME: InterfaceTable = {
