@@ -31,23 +31,28 @@ export async function startCoturn(): Promise<StunEndpoint & { log: () => string 
     }
   };
   // A port found free can be taken before coturn binds it; another one is tried then.
-  for (let attempt = 1; ; attempt++) {
-    const port = await freeUdpPort();
-    const child = await spawnCoturn(dir, port, logFile);
-    const problem = await answers(port, child);
-    if (problem === null) {
-      const stop = async () => {
-        await stopChild(child);
-        rmSync(dir, { recursive: true, force: true });
-      };
-      return { host: HOST, port, log, stop };
+  let problem = '';
+  try {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const port = await freeUdpPort();
+      const child = await spawnCoturn(dir, port, logFile);
+      problem = (await answers(port, child)) ?? '';
+      if (!problem) {
+        const stop = async () => {
+          await stopChild(child);
+          rmSync(dir, { recursive: true, force: true });
+        };
+        return { host: HOST, port, log, stop };
+      }
+      await stopChild(child);
     }
-    await stopChild(child);
-    if (attempt === 3) {
-      rmSync(dir, { recursive: true, force: true });
-      throw new Error(`coturn did not start on ${HOST}: ${problem}\n${log().slice(-2000)}`);
-    }
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
   }
+  const tail = log().slice(-2000);
+  rmSync(dir, { recursive: true, force: true });
+  throw new Error(`coturn did not start on ${HOST}: ${problem}\n${tail}`);
 }
 
 async function spawnCoturn(dir: string, port: number, logFile: string): Promise<ChildProcess> {
