@@ -165,6 +165,15 @@ describe('local addresses and the private subnet', () => {
         defaultGateway: null,
         privateSubnet: null,
       });
+      const refused = await readNetworkInfo({
+        root,
+        interfaces: () => {
+          throw Object.assign(new Error('uv_interface_addresses returned EPERM'), {
+            code: 'ERR_SYSTEM_ERROR',
+          });
+        },
+      });
+      expect(refused).toMatchObject({ addresses: [], defaultGateway: '10.0.0.1', privateSubnet: null });
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -144,7 +144,13 @@ export async function readNetworkInfo(options: NetworkInfoOptions = {}): Promise
   const read = (path: string) => readFile(join(root, path), 'utf8').catch(() => '');
   const [v4, v6] = await Promise.all([read('/proc/net/route'), read('/proc/net/ipv6_route')]);
   const routes = { ipv4: parseIpv4Routes(v4), ipv6: parseIpv6Routes(v6) };
-  const addresses = listLocalAddresses((options.interfaces ?? networkInterfaces)());
+  let table: InterfaceTable = {};
+  try {
+    table = (options.interfaces ?? networkInterfaces)();
+  } catch {
+    // Some sandboxes refuse to list interfaces (EPERM); the answer then simply has no addresses.
+  }
+  const addresses = listLocalAddresses(table);
   return {
     addresses,
     routes,
