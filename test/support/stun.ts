@@ -110,7 +110,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-async function freeUdpPort(): Promise<number> {
+/** A loopback UDP port nothing listens on (it was free a moment ago). */
+export async function freeUdpPort(): Promise<number> {
   const socket = createSocket('udp4');
   await new Promise<void>((resolve) => socket.bind(0, HOST, resolve));
   const { port } = socket.address();

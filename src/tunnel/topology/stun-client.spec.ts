@@ -1,6 +1,6 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startBindingResponder, type StunEndpoint } from '../../../test/support/stun.js';
+import { freeUdpPort, startBindingResponder, type StunEndpoint } from '../../../test/support/stun.js';
 import { InvalidStunServerError, parseStunServers, queryPublicAddress } from './stun-client.js';
 import { encodeBindingResponse, parseBindingRequest } from './stun-message.js';
 
@@ -33,14 +33,6 @@ async function udpServer(
   };
   running.push(server);
   return server;
-}
-
-async function closedPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(resolve));
-  return port;
 }
 
 describe('queryPublicAddress', () => {
@@ -96,7 +88,7 @@ describe('queryPublicAddress', () => {
       error.writeUInt16BE(0x0111, 0);
       send(error);
     });
-    const closed = await closedPort();
+    const closed = await freeUdpPort();
     const result = await queryPublicAddress(
       [refusing, { host: '127.0.0.1', port: closed }],
       // A deadline the test would time out on: only an early end lets it pass.
