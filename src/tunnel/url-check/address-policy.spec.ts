@@ -29,7 +29,13 @@ const V6_RANGES: [AddressCategory, string, string, string | null, string | null]
   ['loopback', '::1', '::1', null, null],
   ['reserved', '::2', '1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', null, '2000::'],
   ['teredo', '2001::', '2001:0:ffff:ffff:ffff:ffff:ffff:ffff', null, '2001:1::'],
-  ['benchmarking', '2001:2::', '2001:2:0:ffff:ffff:ffff:ffff:ffff', '2001:1:ffff:ffff:ffff:ffff:ffff:ffff', '2001:2:1::'],
+  [
+    'benchmarking',
+    '2001:2::',
+    '2001:2:0:ffff:ffff:ffff:ffff:ffff',
+    '2001:1:ffff:ffff:ffff:ffff:ffff:ffff',
+    '2001:2:1::',
+  ],
   ['documentation', '2001:db8::', '2001:db8:ffff:ffff:ffff:ffff:ffff:ffff', '2001:db7:ffff::', '2001:db9::'],
   ['documentation', '3fff::', '3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff', '3ffe:ffff::', '3fff:1000::'],
   ['reserved', '4000::', 'fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', null, null],
@@ -41,13 +47,16 @@ const V6_RANGES: [AddressCategory, string, string, string | null, string | null]
 ];
 
 describe('classifyAddress', () => {
-  it.each([...V4_RANGES, ...V6_RANGES])('%s: %s .. %s, outside: %s, %s', (category, first, last, below, above) => {
-    expect(categories(first)).toEqual([category]);
-    expect(categories(last)).toEqual([category]);
-    for (const outside of [below, above]) {
-      if (outside !== null) expect(categories(outside)).not.toContain(category);
-    }
-  });
+  it.each([...V4_RANGES, ...V6_RANGES])(
+    '%s: %s .. %s, outside: %s, %s',
+    (category, first, last, below, above) => {
+      expect(categories(first)).toEqual([category]);
+      expect(categories(last)).toEqual([category]);
+      for (const outside of [below, above]) {
+        if (outside !== null) expect(categories(outside)).not.toContain(category);
+      }
+    },
+  );
 
   it('calls ordinary unicast public', () => {
     for (const ip of ['1.1.1.1', '8.8.8.8', '93.184.216.34', '2606:4700:4700::1111', '2a00:1450::1']) {
@@ -93,13 +102,27 @@ describe('classifyAddress', () => {
   });
 
   it('strips an IPv6 zone and canonicalizes the address', () => {
-    expect(classifyAddress('fe80::1%eth0')).toEqual({ address: 'fe80::1', family: 6, categories: ['link-local'] });
+    expect(classifyAddress('fe80::1%eth0')).toEqual({
+      address: 'fe80::1',
+      family: 6,
+      categories: ['link-local'],
+    });
     expect(classifyAddress('::FFFF:127.0.0.1')?.address).toBe('::ffff:7f00:1');
     expect(classifyAddress('2001:DB8:0:0:0:0:0:1')?.address).toBe('2001:db8::1');
   });
 
   it('answers null for anything that is not an IP address', () => {
-    for (const s of ['', 'localhost', '127.1', '0x7f.0.0.1', '2130706433', '010.0.0.1', '1.2.3.4.5', '[::1]', ':::']) {
+    for (const s of [
+      '',
+      'localhost',
+      '127.1',
+      '0x7f.0.0.1',
+      '2130706433',
+      '010.0.0.1',
+      '1.2.3.4.5',
+      '[::1]',
+      ':::',
+    ]) {
       expect(classifyAddress(s)).toBeNull();
     }
     expect(classifyAddress('1'.repeat(100_000))).toBeNull();
@@ -109,11 +132,26 @@ describe('classifyAddress', () => {
 
 describe('createAddressPolicy', () => {
   it('refuses every non-public category unless private URLs are allowed', () => {
-    for (const ip of ['127.0.0.1', '::1', '10.1.2.3', '172.20.0.1', '192.168.1.1', 'fd12::1', '169.254.1.1']) {
+    for (const ip of [
+      '127.0.0.1',
+      '::1',
+      '10.1.2.3',
+      '172.20.0.1',
+      '192.168.1.1',
+      'fd12::1',
+      '169.254.1.1',
+    ]) {
       expect(strict(ip)).toMatchObject({ allowed: false });
       expect(lenient(ip)).toMatchObject({ allowed: true });
     }
-    for (const ip of ['fe80::1', '100.64.0.1', '::ffff:127.0.0.1', '::ffff:8.8.8.8', '198.18.0.1', '2001::1']) {
+    for (const ip of [
+      'fe80::1',
+      '100.64.0.1',
+      '::ffff:127.0.0.1',
+      '::ffff:8.8.8.8',
+      '198.18.0.1',
+      '2001::1',
+    ]) {
       expect(strict(ip)).toMatchObject({ allowed: false });
       expect(lenient(ip)).toMatchObject({ allowed: true });
     }

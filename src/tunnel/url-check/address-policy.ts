@@ -226,7 +226,10 @@ function parseIpv6(ip: string): bigint {
   const headGroups = head === '' ? [] : head.split(':');
   const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
   const zeros = tail === undefined ? [] : Array<string>(8 - headGroups.length - tailGroups.length).fill('0');
-  return [...headGroups, ...zeros, ...tailGroups].reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n);
+  return [...headGroups, ...zeros, ...tailGroups].reduce(
+    (acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)),
+    0n,
+  );
 }
 
 function formatIpv4(value: bigint): string {
@@ -236,6 +239,8 @@ function formatIpv4(value: bigint): string {
 function format(family: 4 | 6, value: bigint): string {
   if (family === 4) return formatIpv4(value);
   // The URL parser's serializer gives the canonical RFC 5952 form.
-  const groups = Array.from({ length: 8 }, (_, i) => ((value >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
+  const groups = Array.from({ length: 8 }, (_, i) =>
+    ((value >> BigInt(112 - 16 * i)) & 0xffffn).toString(16),
+  );
   return new URL(`http://[${groups.join(':')}]/`).hostname.slice(1, -1);
 }
