@@ -67,13 +67,7 @@ const RULES: Record<'scheme' | 'credentials' | 'host' | 'port', Rule> = {
 export function checkUrlRules(input: unknown): UrlRulesResult {
   const checks: UrlCheck[] = [];
   const done = (url: URL | null, href: string | null): UrlRulesResult => {
-    for (const name of URL_RULE_NAMES.slice(checks.length)) {
-      checks.push({
-        name,
-        ok: false,
-        detail: `skipped: the ${checks.find((c) => !c.ok)?.name} check failed`,
-      });
-    }
+    fillSkipped(checks, URL_RULE_NAMES);
     return { url: checks.every((c) => c.ok) ? url : null, href, checks };
   };
 
@@ -148,6 +142,14 @@ export function hopRefusal(url: URL): string | null {
     if (!result.ok) return result.detail;
   }
   return null;
+}
+
+/** Appends the checks of `names` not run yet, failed, naming the first check that failed. */
+export function fillSkipped(checks: UrlCheck[], names: readonly string[]): void {
+  const cause = checks.find((c) => !c.ok)?.name ?? 'previous';
+  for (const name of names.slice(checks.length)) {
+    checks.push({ name, ok: false, detail: `skipped: the ${cause} check failed` });
+  }
 }
 
 /** The host to resolve or connect to: an IPv6 literal without its brackets. */
