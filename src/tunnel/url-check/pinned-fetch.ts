@@ -169,19 +169,21 @@ async function follow(
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   const targets = new Map<string, PinnedTarget>();
   if (options.target) targets.set(options.target.host, options.target);
+  const redirectFailure = (detail: string): PinnedFetchResult => ({
+    ok: false,
+    stage: 'redirect',
+    detail,
+    hops,
+  });
   let current = url;
   for (let redirects = 0; ; redirects++) {
     const hop: Hop = { url: current.href, address: null, status: null };
     hops.push(hop);
-    const fail = (stage: 'resolve' | 'address' | 'redirect', detail: string): PinnedFetchResult =>
+    // A refused redirect target is reported as a redirect problem, the first URL's as its own stage.
+    const fail = (stage: 'resolve' | 'address', detail: string): PinnedFetchResult =>
       redirects === 0
         ? { ok: false, stage, detail, hops }
-        : {
-            ok: false,
-            stage: 'redirect',
-            detail: `redirect ${redirects} to ${clip(current.href, 200)} refused: ${detail}`,
-            hops,
-          };
+        : redirectFailure(`redirect ${redirects} to ${clip(current.href, 200)} refused: ${detail}`);
 
     let target = targets.get(hostOf(current));
     if (target === undefined) {
@@ -206,28 +208,16 @@ async function follow(
     hop.status = answer.status;
     if (answer.location === undefined) return { ok: true, ...answer, hops };
 
-    if (redirects >= maxRedirects) {
-      return { ok: false, stage: 'redirect', detail: `more than ${maxRedirects} redirects`, hops };
-    }
+    if (redirects >= maxRedirects) return redirectFailure(`more than ${maxRedirects} redirects`);
     let next: URL;
     try {
       next = new URL(answer.location, current);
     } catch {
-      return {
-        ok: false,
-        stage: 'redirect',
-        detail: `redirect ${redirects + 1} to an unparseable location`,
-        hops,
-      };
+      return redirectFailure(`redirect ${redirects + 1} to an unparseable location`);
     }
     const refusal = hopRefusal(next);
     if (refusal !== null) {
-      return {
-        ok: false,
-        stage: 'redirect',
-        detail: `redirect ${redirects + 1} to ${clip(next.href, 200)} refused: ${refusal}`,
-        hops,
-      };
+      return redirectFailure(`redirect ${redirects + 1} to ${clip(next.href, 200)} refused: ${refusal}`);
     }
     current = next;
   }

@@ -14,11 +14,13 @@ const onlyFirstLoopback: AddressPolicy = (address) =>
 /** Names the tests use, answered without DNS; anything else fails like an unknown name. */
 function names(table: Record<string, string[]>): HostLookup & { calls: string[] } {
   const calls: string[] = [];
-  const lookup: HostLookup = async (hostname) => {
+  const lookup: HostLookup = (hostname) => {
     calls.push(hostname);
     const list = table[hostname];
-    if (list === undefined) throw Object.assign(new Error(`no test name ${hostname}`), { code: 'ENOTFOUND' });
-    return list.map((address) => ({ address, family: net.isIP(address) }));
+    if (list === undefined) {
+      return Promise.reject(Object.assign(new Error(`no test name ${hostname}`), { code: 'ENOTFOUND' }));
+    }
+    return Promise.resolve(list.map((address) => ({ address, family: net.isIP(address) })));
   };
   return Object.assign(lookup, { calls });
 }
@@ -26,6 +28,7 @@ const noNames = names({});
 
 // A fence, not a mock: a refused address must never see traffic, and if the code under test were
 // wrong the connection would go to a real network. Any non-loopback IP connect fails instead.
+// eslint-disable-next-line @typescript-eslint/unbound-method -- called below with apply and the socket
 const realConnect = net.Socket.prototype.connect;
 beforeAll(() => {
   vi.spyOn(net.Socket.prototype, 'connect').mockImplementation(function (
