@@ -1,5 +1,6 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { matchIngressHost } from './host-match.js';
 import { IngressProxy, type IngressProxyOptions, type IngressTarget } from './reverse-proxy.js';
 
@@ -28,6 +29,13 @@ export class LoopbackServers {
     return (server.address() as AddressInfo).port;
   }
 
+  /** A client-side socket, destroyed at close(). */
+  track<T extends Socket>(socket: T): T {
+    socket.on('error', () => socket.destroy());
+    this.closers.push(() => Promise.resolve(void socket.destroy()));
+    return socket;
+  }
+
   async upstream(listener: http.RequestListener): Promise<number> {
     return this.listen(http.createServer(listener));
   }
@@ -38,6 +46,40 @@ export class LoopbackServers {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
+
+  /**
+   * A loopback port where connecting never completes. A worker thread listens with a backlog of one
+   * and blocks its event loop, so nothing is ever accepted; once fillers have taken the kernel's
+   * accept queue, Linux drops further SYNs and connect() hangs, as with a worker that vanished.
+   */
+  async unansweredPort(): Promise<number> {
+    const wake = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(
+      `const { parentPort, workerData } = require('node:worker_threads');
+       const server = require('node:net').createServer();
+       server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+         parentPort.postMessage(server.address().port);
+         Atomics.wait(workerData, 0, 0);
+       });`,
+      { eval: true, workerData: wake },
+    );
+    const port = await new Promise<number>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    const fillers = Array.from({ length: 8 }, () => this.track(net.connect(port, '127.0.0.1')));
+    this.closers.push(async () => {
+      Atomics.store(wake, 0, 1);
+      Atomics.notify(wake, 0);
+      await worker.terminate();
+    });
+    // A backlog of one queues two connections; the rest of the fillers hang like the proxy will.
+    let connected = 0;
+    await new Promise<void>((resolve) => {
+      for (const filler of fillers) filler.once('connect', () => ++connected === 2 && resolve());
+    });
     return port;
   }
 

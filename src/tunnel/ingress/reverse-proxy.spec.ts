@@ -243,6 +243,15 @@ describe('IngressProxy.handle', () => {
     expect(front.warnings).toEqual([expect.objectContaining({ service: 'web', error_code: 'ECONNREFUSED' })]);
   });
 
+  it('answers 502 problem+json when connecting to the worker takes longer than connectTimeoutMs', async () => {
+    const port = await servers.unansweredPort();
+    const front = await servers.front({ [SERVICE_HOST]: target(port) }, { connectTimeoutMs: 200 });
+    const got = await send(front.port);
+    expect(got.status).toBe(502);
+    expect(problemOf(got.body)).toMatchObject({ code: 'service_unavailable' });
+    expect(front.warnings).toEqual([expect.objectContaining({ service: 'web', error_code: 'ETIMEDOUT' })]);
+  });
+
   it('answers 503 problem+json when the lookup itself fails', async () => {
     const front = await servers.front({ [SERVICE_HOST]: new Error('database down') });
     const got = await send(front.port);

@@ -141,7 +141,8 @@ export class IngressProxy {
     const upstream = this.open(req, target, headers);
     if (!upstream) return writeSocketProblem(req, socket, notForwardable);
     let answered = false;
-    socket.once('close', () => upstream.destroy());
+    const abandon = (): void => void upstream.destroy();
+    socket.once('close', abandon);
     upstream.on('error', (err) => {
       if (answered) return socket.destroy();
       this.warnUnreachable(target, err);
@@ -149,9 +150,10 @@ export class IngressProxy {
     });
     upstream.on('upgrade', (upRes, upSocket, upHead) => {
       answered = true;
+      socket.off('close', abandon);
       upSocket.on('error', () => upSocket.destroy());
-      upSocket.once('close', () => socket.destroy());
-      socket.once('close', () => upSocket.destroy());
+      relayClose(upSocket, socket);
+      relayClose(socket, upSocket);
       const upgrade = upRes.headers.upgrade ?? '';
       const response = [
         ...downstreamResponseHeaders(upRes.rawHeaders),
@@ -221,6 +223,20 @@ export class IngressProxy {
       'published service unreachable',
     );
   }
+}
+
+/**
+ * Once one side of a tunnel is closed, the other follows. A side that closed after an orderly end
+ * had its end relayed by the pipe, so the other gets to flush and close in its own time (bounded
+ * by lingerThenDestroy); a side that was reset or destroyed takes the other down at once.
+ */
+function relayClose(from: Duplex, to: Duplex): void {
+  from.once('close', () => {
+    if (to.destroyed) return;
+    if (!from.readableEnded) return void to.destroy();
+    if (to.writableFinished) return lingerThenDestroy(to);
+    to.once('finish', () => lingerThenDestroy(to));
+  });
 }
 
 function isWebSocketUpgrade(req: IncomingMessage): boolean {
