@@ -302,5 +302,30 @@ describe('IngressProxy.handle', () => {
     req.on('error', () => undefined);
     expect(await serviceSawClose.promise).toBe(false);
     await Promise.all(front.settled);
+    expect(front.warnings).toEqual([]);
+  });
+
+  it('closes the connection to the service when the client goes away mid-upload', async () => {
+    const firstPart = deferred();
+    const serviceSawClose = deferred<boolean>();
+    const port = await servers.upstream((req) => {
+      req.once('data', () => firstPart.resolve());
+      req.once('close', () => serviceSawClose.resolve(req.complete));
+    });
+    const front = await servers.front({ [SERVICE_HOST]: target(port) });
+    const req = http.request({
+      host: '127.0.0.1',
+      port: front.port,
+      method: 'PUT',
+      agent: false,
+      headers: { host: SERVICE_HOST, 'content-length': '1000000' },
+    });
+    req.on('error', () => undefined);
+    req.write('the first part of a long upload');
+    await firstPart.promise;
+    req.destroy();
+    expect(await serviceSawClose.promise).toBe(false);
+    await Promise.all(front.settled);
+    expect(front.warnings).toEqual([]);
   });
 });
