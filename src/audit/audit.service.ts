@@ -30,7 +30,10 @@ export type AuditAction =
   | 'job.cleaned_up'
   | 'drift.detected'
   | 'drift.ignored'
-  | 'drift.resolve_requested';
+  | 'drift.resolve_requested'
+  | 'tunnel.started'
+  | 'tunnel.stopped'
+  | 'tunnel.custom_url_changed';
 
 export interface AuditInput {
   action: AuditAction;

@@ -78,6 +78,8 @@ export class AppConfig {
   readonly authFailureAddressLimit: number;
   readonly authFailureWindowMs: number;
   readonly tunnel: TunnelSettings;
+  /** Variables the platform sets (not ours), read for the topology's environment detection. */
+  readonly platformHints: Readonly<Record<string, string | undefined>>;
 
   /** The raw values as read, by variable name, for the sanitized view. */
   private readonly raw: Partial<Record<VariableName, string>>;
@@ -132,6 +134,10 @@ export class AppConfig {
     this.authFailureLimit = read('AUTH_FAILURE_LIMIT') ?? 0;
     this.authFailureAddressLimit = read('AUTH_FAILURE_ADDRESS_LIMIT') ?? 0;
     this.authFailureWindowMs = read('AUTH_FAILURE_WINDOW') ?? 0;
+    this.platformHints = {
+      KUBERNETES_SERVICE_HOST: values.KUBERNETES_SERVICE_HOST,
+      container: values.container,
+    };
     this.tunnel = {
       provider: read('TUNNEL_PROVIDER') ?? 'ssh',
       ssh: {

@@ -9,7 +9,7 @@ import {
   deferred,
   target,
   type Received,
-} from './ingress-test-support.js';
+} from '../../../test/support/ingress.js';
 
 const servers = new LoopbackServers();
 afterEach(() => servers.close());

@@ -8,7 +8,7 @@ import {
   deferred,
   send,
   target,
-} from './ingress-test-support.js';
+} from '../../../test/support/ingress.js';
 
 const servers = new LoopbackServers();
 afterEach(() => servers.close());

@@ -22,7 +22,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 export async function detectEnvironment(options: EnvironmentOptions = {}): Promise<Environment> {
   const probe = new Probe(options.root ?? '/');
-  const env = options.env ?? process.env;
+  // The service passes what its config read (only src/config reads process.env); none: no hints.
+  const env = options.env ?? {};
   const [kubernetes, container, vm] = await Promise.all([
     kubernetesSigns(probe, env),
     containerSigns(probe, env),
