@@ -1,4 +1,4 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 
 /** The `TUNNEL_SSH_*` settings and `TUNNEL_PUBLIC_URL`, as the configuration parsed them (unset: undefined). */
 export interface SshTunnelSettings {
@@ -91,6 +91,8 @@ export function checkSshSettings(settings: SshTunnelSettings): string[] {
   } else {
     try {
       accessSync(settings.keyFile, constants.R_OK);
+      if (!statSync(settings.keyFile).isFile())
+        problems.push(`TUNNEL_SSH_KEY_FILE ${settings.keyFile} is not a file.`);
     } catch (err) {
       problems.push(`TUNNEL_SSH_KEY_FILE ${settings.keyFile} cannot be read (${fsReason(err)}).`);
     }
