@@ -11,12 +11,10 @@ import {
   type TunnelLogger,
   type TunnelProvider,
 } from './tunnel-provider.js';
+import { fsReason, hostPort, isPort } from './provider-settings.js';
 import {
   checkSshSettings,
   fingerprintFromHex,
-  fsReason,
-  hostPort,
-  isPort,
   validSshSettings,
   type SshTunnelSettings,
   type ValidSshSettings,

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { hostPort } from './provider-settings.js';
 import {
   checkSshSettings,
   fingerprintFromHex,
-  hostPort,
   normalizeFingerprint,
   validSshSettings,
   type SshTunnelSettings,

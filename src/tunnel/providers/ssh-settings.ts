@@ -1,4 +1,5 @@
 import { accessSync, constants, statSync } from 'node:fs';
+import { fsReason, isPort, publicUrlProblem } from './provider-settings.js';
 
 /** The `TUNNEL_SSH_*` settings and `TUNNEL_PUBLIC_URL`, as the configuration parsed them (unset: undefined). */
 export interface SshTunnelSettings {
@@ -46,33 +47,9 @@ export function fingerprintFromHex(hex: string): string {
   return `SHA256:${Buffer.from(hex, 'hex').toString('base64').replace(/=+$/, '')}`;
 }
 
-/** `host:port`, with an IPv6 literal in brackets. */
-export function hostPort(host: string, port: number): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
-export const isPort = (value: number | undefined): boolean =>
-  value !== undefined && Number.isInteger(value) && value >= 1 && value <= 65535;
-
 function checkPort(name: string, value: number | undefined, what: string, problems: string[]): void {
   if (value === undefined) problems.push(`${name} is not set: ${what}.`);
   else if (!isPort(value)) problems.push(`${name} must be a port number from 1 to 65535 (got ${value}).`);
-}
-
-function checkPublicUrl(value: string | undefined, problems: string[]): void {
-  if (value === undefined || value.trim() === '') {
-    problems.push('TUNNEL_PUBLIC_URL is not set: the URL where the relay exposes the forwarded HTTP port.');
-    return;
-  }
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) {
-    problems.push('TUNNEL_PUBLIC_URL must be an http or https URL without credentials.');
-  }
 }
 
 /** Every problem with the settings, one sentence each naming the variable; [] when they can work. */
@@ -116,7 +93,11 @@ export function checkSshSettings(settings: SshTunnelSettings): string[] {
   if (isPort(settings.remotePort) && settings.remotePort === settings.agentRemotePort) {
     problems.push('TUNNEL_SSH_REMOTE_PORT and TUNNEL_SSH_AGENT_REMOTE_PORT must be different ports.');
   }
-  checkPublicUrl(settings.publicUrl, problems);
+  const urlProblem = publicUrlProblem(
+    settings.publicUrl,
+    'the URL where the relay exposes the forwarded HTTP port',
+  );
+  if (urlProblem) problems.push(urlProblem);
   return problems;
 }
 
@@ -146,20 +127,4 @@ export function validSshSettings(settings: SshTunnelSettings): ValidSshSettings 
     agentRemotePort,
     publicUrl,
   };
-}
-
-/** A file system error in words: its code ("ENOENT") says enough and never carries file content. */
-export function fsReason(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  switch (code ?? '') {
-    case 'ENOENT':
-      return 'no such file';
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied';
-    case 'EISDIR':
-      return 'it is a directory';
-    default:
-      return code || 'unreadable';
-  }
 }
