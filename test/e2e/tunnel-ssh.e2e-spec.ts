@@ -235,30 +235,37 @@ describe('ssh tunnel provider against a real sshd', () => {
 });
 
 describe('ssh tunnel provider with the default bind address', () => {
-  it("binds where the relay's GatewayPorts allows (loopback only with `no`)", async () => {
-    const relay = await startRelay({ gatewayPorts: 'no' });
+  it("binds where the relay's GatewayPorts allows (loopback only with `no`), within PermitListen", async () => {
+    const remotePort = await freeLoopbackPort();
+    const agentRemotePort = await freeLoopbackPort();
+    const relay = await startRelay({ gatewayPorts: 'no', permitListen: `${remotePort} ${agentRemotePort}` });
     const http = createHttpServer((_req, res) => res.end('default bind'));
     try {
       const localHttpPort = await listen(http);
-      const remotePort = await freeLoopbackPort();
-      const tunnel = await new SshTunnelProvider({
-        settings: {
-          host: relay.host,
-          port: relay.port,
-          user: relay.user,
-          keyFile: relay.keyFile,
-          hostKey: relay.hostKeyFingerprint,
-          remotePort,
-          agentRemotePort: await freeLoopbackPort(),
-          publicUrl: 'http://relay.test:8080',
-        },
-        localHttpPort,
-        localAgentPort: 5263,
-        agentPublicHost: 'agents.relay.test',
-      }).connect(never);
-      expect(tunnel.agentEndpoint).toMatch(/^agents\.relay\.test:\d+$/);
+      const provider = (ports: { remotePort: number; agentRemotePort: number }) =>
+        new SshTunnelProvider({
+          settings: {
+            host: relay.host,
+            port: relay.port,
+            user: relay.user,
+            keyFile: relay.keyFile,
+            hostKey: relay.hostKeyFingerprint,
+            ...ports,
+            publicUrl: 'http://relay.test:8080',
+          },
+          localHttpPort,
+          localAgentPort: 5263,
+          agentPublicHost: 'agents.relay.test',
+        });
+      const tunnel = await provider({ remotePort, agentRemotePort }).connect(never);
+      expect(tunnel.agentEndpoint).toBe(`agents.relay.test:${agentRemotePort}`);
       expect(await httpGet(remotePort)).toBe('default bind');
       await tunnel.close();
+
+      const notPermitted = await freeLoopbackPort();
+      await expect(provider({ remotePort, agentRemotePort: notPermitted }).connect(never)).rejects.toThrow(
+        `refused to listen on every address port ${notPermitted}`,
+      );
     } finally {
       http.close();
       await relay.close();

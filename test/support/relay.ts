@@ -33,6 +33,8 @@ export interface Relay {
 export interface RelayOptions {
   /** sshd's GatewayPorts: `clientspecified` (default) honours the bind address the client asks for. */
   gatewayPorts?: 'clientspecified' | 'yes' | 'no';
+  /** sshd's PermitListen: which ports a client may have the relay listen on; default `any`. */
+  permitListen?: string;
 }
 
 /** A loopback port that was free a moment ago (the OS picks it; there is a small race, as always). */
@@ -147,7 +149,7 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
       `AllowUsers ${user}`,
       'AllowTcpForwarding remote',
       `GatewayPorts ${options.gatewayPorts ?? 'clientspecified'}`,
-      'PermitListen any',
+      `PermitListen ${options.permitListen ?? 'any'}`,
       'X11Forwarding no',
       'PrintMotd no',
       'LoginGraceTime 10',
