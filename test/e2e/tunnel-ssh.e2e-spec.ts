@@ -79,22 +79,20 @@ describe('ssh tunnel provider against a real sshd', () => {
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  async function provider(
+  /** A provider for the shared relay, on two remote ports of its own unless `settings` names them. */
+  async function fixture(
     settings: Partial<SshTunnelSettings> = {},
     options: Partial<SshProviderOptions> = {},
-  ): Promise<SshTunnelProvider> {
-    return new SshTunnelProvider({
-      settings: {
-        host: relay.host,
-        port: relay.port,
-        user: relay.user,
-        keyFile: relay.keyFile,
-        hostKey: relay.hostKeyFingerprint,
-        remotePort: await freeLoopbackPort(),
-        agentRemotePort: await freeLoopbackPort(),
-        publicUrl: 'https://orchestrator.tunnel.test',
-        ...settings,
-      },
+  ) {
+    const all = {
+      ...relay.settings,
+      remotePort: await freeLoopbackPort(),
+      agentRemotePort: await freeLoopbackPort(),
+      publicUrl: 'https://orchestrator.tunnel.test',
+      ...settings,
+    };
+    const provider = new SshTunnelProvider({
+      settings: all,
       localHttpPort,
       localAgentPort,
       remoteBindAddress: '127.0.0.1',
@@ -103,14 +101,11 @@ describe('ssh tunnel provider against a real sshd', () => {
       readyTimeoutMs: 10_000,
       ...options,
     });
+    return { provider, remotePort: all.remotePort, agentRemotePort: all.agentRemotePort };
   }
 
-  const settingsOf = (p: SshTunnelProvider) =>
-    (p as unknown as { options: SshProviderOptions }).options.settings as Required<SshTunnelSettings>;
-
   it('carries the HTTP port and the agent port through the relay, and close() unbinds both', async () => {
-    const p = await provider();
-    const { remotePort, agentRemotePort } = settingsOf(p);
+    const { provider: p, remotePort, agentRemotePort } = await fixture();
     expect(p.checkConfig()).toEqual([]);
     const tunnel = await p.connect(never);
     expect(tunnel.publicUrl).toBe('https://orchestrator.tunnel.test');
@@ -134,7 +129,7 @@ describe('ssh tunnel provider against a real sshd', () => {
   });
 
   it('refuses a relay whose host key is not the configured one, before logging in', async () => {
-    const p = await provider({ hostKey: relay.otherFingerprint });
+    const { provider: p, remotePort } = await fixture({ hostKey: relay.otherFingerprint });
     const logBefore = relay.log().length;
     const attempt = p.connect(never);
     await expect(attempt).rejects.toBeInstanceOf(TunnelConnectError);
@@ -144,14 +139,14 @@ describe('ssh tunnel provider against a real sshd', () => {
     );
     expect(message).toContain(`presented host key ${relay.hostKeyFingerprint}`);
     expect(message).toContain(`not TUNNEL_SSH_HOST_KEY ${relay.otherFingerprint}`);
-    expect(await refused(settingsOf(p).remotePort)).toBe(true);
+    expect(await refused(remotePort)).toBe(true);
     const since = relay.log().slice(logBefore);
     expect(since).toContain('Connection from 127.0.0.1');
     expect(since).not.toContain('Accepted publickey');
   });
 
   it('will not start without the host key fingerprint, and says so', async () => {
-    const p = await provider({ hostKey: undefined });
+    const { provider: p } = await fixture({ hostKey: undefined });
     const problems = p.checkConfig();
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^TUNNEL_SSH_HOST_KEY is not set: .*ssh-keygen -lf/);
@@ -165,7 +160,7 @@ describe('ssh tunnel provider against a real sshd', () => {
   it('says in words when the key file is not a key, without repeating its content', async () => {
     const keyFile = join(scratch, 'not-a-key');
     writeFileSync(keyFile, 'secret-material-that-is-not-a-key\n', { mode: 0o600 });
-    const attempt = (await provider({ keyFile })).connect(never);
+    const attempt = (await fixture({ keyFile })).provider.connect(never);
     await expect(attempt).rejects.toThrow(
       `TUNNEL_SSH_KEY_FILE ${keyFile} is not a usable OpenSSH private key`,
     );
@@ -173,7 +168,7 @@ describe('ssh tunnel provider against a real sshd', () => {
   });
 
   it('says in words when the relay does not accept the key', async () => {
-    const attempt = (await provider({ keyFile: relay.otherKeyFile })).connect(never);
+    const attempt = (await fixture({ keyFile: relay.otherKeyFile })).provider.connect(never);
     await expect(attempt).rejects.toThrow(
       `the relay 127.0.0.1:${relay.port} refused the key in TUNNEL_SSH_KEY_FILE for user ${relay.user}`,
     );
@@ -183,7 +178,7 @@ describe('ssh tunnel provider against a real sshd', () => {
     const occupied = createServer();
     const port = await listen(occupied);
     try {
-      const attempt = (await provider({ remotePort: port })).connect(never);
+      const attempt = (await fixture({ remotePort: port })).provider.connect(never);
       await expect(attempt).rejects.toThrow(`refused to listen on 127.0.0.1 port ${port}`);
     } finally {
       occupied.close();
@@ -191,7 +186,7 @@ describe('ssh tunnel provider against a real sshd', () => {
   });
 
   it('notices a relay that stops answering through keepalives', async () => {
-    const tunnel = await (await provider()).connect(never);
+    const tunnel = await (await fixture()).provider.connect(never);
     relay.pause();
     try {
       const closed = await tunnel.closed;
@@ -207,7 +202,7 @@ describe('ssh tunnel provider against a real sshd', () => {
     relay.pause();
     try {
       const abort = new AbortController();
-      const attempt = (await provider({}, { readyTimeoutMs: 30_000 })).connect(abort.signal);
+      const attempt = (await fixture({}, { readyTimeoutMs: 30_000 })).provider.connect(abort.signal);
       setTimeout(() => abort.abort(), 200);
       await expect(attempt).rejects.toThrow('the connection attempt was cancelled');
     } finally {
@@ -216,20 +211,20 @@ describe('ssh tunnel provider against a real sshd', () => {
   });
 
   it('reports a stopped relay with a reason, and connects again once it is back', async () => {
-    const p = await provider();
+    const { provider: p, remotePort } = await fixture();
     const tunnel = await p.connect(never);
     await relay.stop();
     expect((await tunnel.closed).error).toMatch(
       /^the relay 127\.0\.0\.1:\d+ (closed the SSH connection|reset)/,
     );
-    expect(await refused(settingsOf(p).remotePort)).toBe(true);
+    expect(await refused(remotePort)).toBe(true);
     await expect(p.connect(never)).rejects.toThrow(
       `cannot reach the relay 127.0.0.1:${relay.port}: connection refused`,
     );
 
     await relay.start();
     const again = await p.connect(never);
-    expect(await httpGet(settingsOf(p).remotePort)).toBe('hello from the instance, /hello');
+    expect(await httpGet(remotePort)).toBe('hello from the instance, /hello');
     await again.close();
   });
 });
@@ -244,15 +239,7 @@ describe('ssh tunnel provider with the default bind address', () => {
       const localHttpPort = await listen(http);
       const provider = (ports: { remotePort: number; agentRemotePort: number }) =>
         new SshTunnelProvider({
-          settings: {
-            host: relay.host,
-            port: relay.port,
-            user: relay.user,
-            keyFile: relay.keyFile,
-            hostKey: relay.hostKeyFingerprint,
-            ...ports,
-            publicUrl: 'http://relay.test:8080',
-          },
+          settings: { ...relay.settings, ...ports, publicUrl: 'http://relay.test:8080' },
           localHttpPort,
           localAgentPort: 5263,
           agentPublicHost: 'agents.relay.test',

@@ -18,6 +18,8 @@ export interface Relay {
   /** A key pair the relay does not know: its private key, and its fingerprint (not the host key's). */
   otherKeyFile: string;
   otherFingerprint: string;
+  /** The TUNNEL_SSH_* settings that reach this relay (host, port, user, key file, host key). */
+  settings: { host: string; port: number; user: string; keyFile: string; hostKey: string };
   /** sshd's own log (stderr, `LogLevel VERBOSE`) since the relay was created. */
   log(): string;
   /** Kills the listener and every session process, so established tunnels really drop. */
@@ -211,6 +213,7 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
     hostKeyFingerprint,
     otherKeyFile,
     otherFingerprint,
+    settings: { host: '127.0.0.1', port, user, keyFile, hostKey: hostKeyFingerprint },
     log: () => output,
     stop,
     start,
