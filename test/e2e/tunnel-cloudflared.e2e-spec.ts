@@ -170,6 +170,13 @@ describe('cloudflared tunnel provider (against a stand-in for cloudflared)', () 
     expect(alive(fake.report().pid)).toBe(false);
   });
 
+  it('says so when the program cannot be started', async () => {
+    const dir = mkdtempSync(join(root, 'broken-'));
+    writeFileSync(join(dir, 'cloudflared'), '#!/nonexistent/interpreter\n', { mode: 0o755 });
+    const attempt = new CloudflaredTunnelProvider({ localHttpPort: 5260, searchPath: dir }).connect(never);
+    await expect(attempt).rejects.toThrow('cloudflared could not be started (ENOENT)');
+  });
+
   it('refuses to start without the program, or a named tunnel without its public URL', async () => {
     const empty = mkdtempSync(join(root, 'empty-'));
     const missing = new CloudflaredTunnelProvider({ localHttpPort: 5260, searchPath: empty });

@@ -3,7 +3,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseCloudflaredLine, type CloudflaredEvent } from './cloudflared-output.js';
-import { isPort, publicUrlProblem } from './provider-settings.js';
+import { isPort, publicUrlProblem, seconds } from './provider-settings.js';
 import {
   abortedError,
   silentLogger,
@@ -83,8 +83,6 @@ export function findExecutable(binary: string, searchPath: string): string | und
   });
 }
 
-const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
-
 /** A tunnel through Cloudflare run by the cloudflared program, one process per connection. */
 export class CloudflaredTunnelProvider implements TunnelProvider {
   readonly name = 'cloudflared' as const;
@@ -130,20 +128,23 @@ export class CloudflaredTunnelProvider implements TunnelProvider {
     const args = token
       ? ['tunnel', '--no-autoupdate', 'run']
       : ['tunnel', '--no-autoupdate', '--url', origin];
-    const connection = new CloudflaredConnection(
-      spawn(path, args, {
+    let child: ChildProcess;
+    try {
+      child = spawn(path, args, {
         env: cloudflaredEnvironment(process.env, token),
         stdio: ['ignore', 'pipe', 'pipe'],
-      }),
-      { ...this.options, token },
-    );
+      });
+    } catch (err) {
+      throw new TunnelConnectError(`cloudflared could not be started (${(err as Error).message})`);
+    }
+    const connection = new CloudflaredConnection(child, { ...this.options, token });
     await connection.ready(signal);
     return connection;
   }
 }
 
 export class CloudflaredConnection implements TunnelConnection {
-  /** A quick tunnel carries HTTP only: cloudflared would need `access tcp` on every agent for gRPC. */
+  /** Cloudflare delivers HTTP to the origin; the raw mTLS gRPC port would need `cloudflared access tcp` beside every agent. */
   readonly agentEndpoint = null;
   readonly closed: Promise<TunnelClosed>;
   private settle!: (closed: TunnelClosed) => void;
@@ -172,7 +173,7 @@ export class CloudflaredConnection implements TunnelConnection {
     this.exited = new Promise((resolve) => {
       // 'close' rather than 'exit': by then every line cloudflared wrote has been read.
       child.once('close', (code, sig) => {
-        this.exitReason = `cloudflared exited (${sig ? `signal ${sig}` : `code ${code}`})`;
+        this.exitReason ??= `cloudflared exited (${sig ? `signal ${sig}` : `code ${code}`})`;
         resolve();
         this.ended();
       });

@@ -5,6 +5,9 @@ export function hostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** A duration for a sentence: `0.3 s`, `20 s`. */
+export const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
+
 export const isPort = (value: number | undefined): boolean =>
   value !== undefined && Number.isInteger(value) && value >= 1 && value <= 65535;
 

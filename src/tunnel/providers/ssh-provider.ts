@@ -11,7 +11,7 @@ import {
   type TunnelLogger,
   type TunnelProvider,
 } from './tunnel-provider.js';
-import { fsReason, hostPort, isPort } from './provider-settings.js';
+import { fsReason, hostPort, isPort, seconds } from './provider-settings.js';
 import {
   checkSshSettings,
   fingerprintFromHex,
@@ -44,8 +44,6 @@ export interface SshProviderOptions {
   logger?: TunnelLogger;
 }
 
-const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
-
 /** A reverse SSH tunnel: the relay listens on two ports and hands each connection down the SSH link. */
 export class SshTunnelProvider implements TunnelProvider {
   readonly name = 'ssh' as const;
@@ -69,8 +67,8 @@ export class SshTunnelProvider implements TunnelProvider {
     if (problems.length > 0 || !settings) throw new TunnelConfigError(problems);
     if (signal.aborted) throw abortedError();
     const privateKey = await readPrivateKey(settings.keyFile, signal);
-    const connection = new SshTunnelConnection(settings, this.options, privateKey);
-    await connection.establish(signal);
+    const connection = new SshTunnelConnection(settings, this.options);
+    await connection.establish(signal, privateKey);
     return connection;
   }
 }
@@ -118,7 +116,6 @@ export class SshTunnelConnection implements TunnelConnection {
   constructor(
     private readonly settings: ValidSshSettings,
     options: SshProviderOptions,
-    private readonly privateKey: Buffer,
   ) {
     this.relay = hostPort(settings.host, settings.port);
     this.publicUrl = settings.publicUrl;
@@ -151,7 +148,7 @@ export class SshTunnelConnection implements TunnelConnection {
   }
 
   /** Connects, logs in and asks the relay for both forwards; on failure everything is released. */
-  async establish(signal: AbortSignal): Promise<void> {
+  async establish(signal: AbortSignal, privateKey: Buffer): Promise<void> {
     if (signal.aborted) throw abortedError();
     const deadline = setTimeout(
       () => this.fail(`no tunnel within ${seconds(this.readyTimeoutMs)}`),
@@ -171,7 +168,7 @@ export class SshTunnelConnection implements TunnelConnection {
           host: this.settings.host,
           port: this.settings.port,
           username: this.settings.user,
-          privateKey: this.privateKey,
+          privateKey,
           hostHash: 'sha256',
           hostVerifier: (hex: string) => {
             this.presentedHostKey = fingerprintFromHex(hex);
