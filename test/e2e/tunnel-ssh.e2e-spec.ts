@@ -96,7 +96,8 @@ describe('ssh tunnel provider against a real sshd', () => {
       localHttpPort,
       localAgentPort,
       remoteBindAddress: '127.0.0.1',
-      keepaliveIntervalMs: 300,
+      // Short enough for the keepalive test, long enough that a busy machine is not taken for a dead relay.
+      keepaliveIntervalMs: 1000,
       keepaliveCountMax: 2,
       readyTimeoutMs: 10_000,
       ...options,
@@ -191,7 +192,7 @@ describe('ssh tunnel provider against a real sshd', () => {
     try {
       const closed = await tunnel.closed;
       expect(closed.error).toBe(
-        `the relay 127.0.0.1:${relay.port} stopped answering (no keepalive reply for 0.9 s)`,
+        `the relay 127.0.0.1:${relay.port} stopped answering (no keepalive reply for 3 s)`,
       );
     } finally {
       relay.resume();

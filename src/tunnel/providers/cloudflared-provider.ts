@@ -223,7 +223,11 @@ export class CloudflaredConnection implements TunnelConnection {
       signal.addEventListener('abort', onAbort);
       this.onChange = () => {
         if (this.exitReason) finish(`${this.exitReason} before the tunnel was up${this.because()}`);
-        else if (this.connections.size > 0 && (!this.quick || this.url)) finish();
+        else if (this.connections.size > 0 && (!this.quick || this.url)) {
+          // Set here, not after the await: a drop read in the same chunk must already start the grace.
+          this.isReady = true;
+          finish();
+        }
       };
       this.onChange();
     });
@@ -231,7 +235,6 @@ export class CloudflaredConnection implements TunnelConnection {
       await this.stop();
       throw new TunnelConnectError(failure);
     }
-    this.isReady = true;
     this.log.log({ public_url: this.url, quick: this.quick }, 'cloudflared tunnel connected');
   }
 
