@@ -12,6 +12,7 @@ import { StartupState } from './common/startup-state.js';
 import type { AppConfig } from './config/config.js';
 import { installLivenessResponder } from './health/liveness.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
+import { TunnelIngress } from './tunnel/ingress/tunnel-ingress.js';
 import { repairDataDir } from './shared/private-files.js';
 
 /** What the service keeps in DATA_DIR: the entries the repair at start walks. */
@@ -45,6 +46,8 @@ export async function createApp(
   // Before any Nest middleware: every request gets an id and is counted, whatever happens next.
   app.use(requestIdMiddleware, securityHeadersMiddleware, metrics.middleware, RequestContext.middleware);
   installLivenessResponder(app.getHttpServer(), metrics, () => PinoLogger.root);
+  // Outermost: a published service's subdomain is proxied even for paths the API also has.
+  app.get(TunnelIngress).install(app.getHttpServer());
   return app;
 }
 

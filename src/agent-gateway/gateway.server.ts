@@ -78,7 +78,12 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const hosts = [...new Set([new URL(this.config.publicUrl).hostname, 'localhost', '127.0.0.1'])];
+    // Agents may dial through the tunnel: its agent host must be in the certificate too.
+    const tunnel = this.config.tunnel;
+    const tunnelHosts = [tunnel.agentHost, tunnel.ssh.host].filter((h): h is string => !!h);
+    const hosts = [
+      ...new Set([new URL(this.config.publicUrl).hostname, 'localhost', '127.0.0.1', ...tunnelHosts]),
+    ];
     const { certPem, keyPem } = await this.ca.issueServerCertificate(hosts);
     const server = new grpc.Server({
       'grpc.keepalive_time_ms': 60_000,

@@ -80,6 +80,8 @@ export class AppConfig {
   readonly tunnel: TunnelSettings;
   /** Variables the platform sets (not ours), read for the topology's environment detection. */
   readonly platformHints: Readonly<Record<string, string | undefined>>;
+  /** The environment as started, for child processes (cloudflared) that inherit a filtered part. */
+  readonly processEnvironment: Readonly<Record<string, string | undefined>>;
 
   /** The raw values as read, by variable name, for the sanitized view. */
   private readonly raw: Partial<Record<VariableName, string>>;
@@ -134,6 +136,7 @@ export class AppConfig {
     this.authFailureLimit = read('AUTH_FAILURE_LIMIT') ?? 0;
     this.authFailureAddressLimit = read('AUTH_FAILURE_ADDRESS_LIMIT') ?? 0;
     this.authFailureWindowMs = read('AUTH_FAILURE_WINDOW') ?? 0;
+    this.processEnvironment = Object.freeze({ ...values });
     this.platformHints = {
       KUBERNETES_SERVICE_HOST: values.KUBERNETES_SERVICE_HOST,
       container: values.container,

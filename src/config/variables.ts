@@ -202,8 +202,7 @@ export const VARIABLES = {
     parse: url(['http:', 'https:']),
   },
   TUNNEL_AGENT_HOST: {
-    description:
-      'Host agents dial through the tunnel (default: the host of TUNNEL_PUBLIC_URL, else the relay)',
+    description: 'Host agents dial through the tunnel (default: TUNNEL_SSH_HOST)',
     parse: text,
   },
   TUNNEL_BASE_DOMAIN: {

@@ -12,7 +12,11 @@ export interface BackoffPolicy {
 export const TUNNEL_BACKOFF: BackoffPolicy = { baseMs: 500, capMs: 15_000, jitter: 0.2 };
 
 /** The delay before retry number `attempt` (1 for the first retry). */
-export function backoffDelay(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  policy: BackoffPolicy,
+  random: () => number = Math.random,
+): number {
   const exponent = Math.min(Math.max(attempt, 1) - 1, 30);
   const raw = Math.min(policy.baseMs * 2 ** exponent, policy.capMs);
   const factor = 1 - policy.jitter + 2 * policy.jitter * random();

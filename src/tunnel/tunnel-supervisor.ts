@@ -59,7 +59,13 @@ export class TunnelSupervisor implements OnApplicationBootstrap, OnApplicationSh
     await this.ticking;
     // The desired state stays: the next start (here or on another replica) resumes the tunnel.
     await this.disconnect();
-    if (this.holding) await this.leases.release(TUNNEL_LEASE).catch(() => undefined);
+    if (this.holding) {
+      // Said before the lease goes, so no replica reports a link that is gone as running.
+      this.state = 'reconnecting';
+      this.lastError = 'the replica holding the tunnel shut down; the next replica to start takes it over';
+      await this.report().catch(() => undefined);
+      await this.leases.release(TUNNEL_LEASE).catch(() => undefined);
+    }
     this.holding = false;
   }
 
@@ -151,10 +157,14 @@ export class TunnelSupervisor implements OnApplicationBootstrap, OnApplicationSh
       this.startedAt ??= new Date();
       this.up.set(1);
       this.logger.log(
-        { provider: provider.name, public_url: connection.publicUrl, agent_endpoint: connection.agentEndpoint },
+        {
+          provider: provider.name,
+          public_url: connection.publicUrl,
+          agent_endpoint: connection.agentEndpoint,
+        },
         'tunnel running',
       );
-      void connection.closed.then(({ error }) => this.lost(connection, error));
+      void connection.closed.then(({ error }: { error?: string }) => this.lost(connection, error));
     } catch (err) {
       if (this.attempt !== controller) return;
       this.lastError = (err as Error).message;
@@ -270,5 +280,12 @@ export class TunnelSupervisor implements OnApplicationBootstrap, OnApplicationSh
 }
 
 function stoppedStatus(provider: TunnelStatus['provider']): TunnelStatus {
-  return { state: 'stopped', provider, public_url: null, agent_endpoint: null, started_at: null, last_error: null };
+  return {
+    state: 'stopped',
+    provider,
+    public_url: null,
+    agent_endpoint: null,
+    started_at: null,
+    last_error: null,
+  };
 }

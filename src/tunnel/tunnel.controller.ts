@@ -56,7 +56,10 @@ export class TunnelController {
 
   @Get('subdomains/:baseId/services')
   @RequireScopes('tunnel:read')
-  subdomainServices(@Caller() caller: Caller, @Param('baseId') baseId: string): Promise<TunnelSubdomainServices> {
+  subdomainServices(
+    @Caller() caller: Caller,
+    @Param('baseId') baseId: string,
+  ): Promise<TunnelSubdomainServices> {
     return this.tunnel.subdomainServices(caller, baseId);
   }
 

@@ -38,6 +38,8 @@ export interface PublishedService {
   owner: string;
   stackId: string;
   service: string;
+  /** The stack's name (read with the row; not stored twice). */
+  stackName: string;
   workerId: string | null;
   targetHost: string;
   targetPort: number;
@@ -82,11 +84,14 @@ export class TunnelRepository {
 
   /** Records what operators want; true when it changed. */
   async setDesired(desired: 'running' | 'stopped'): Promise<boolean> {
-    const rows = await this.dataSource.query<unknown[]>(
-      `UPDATE tunnel_state SET desired = $1, updated_at = now() WHERE id = 1 AND desired <> $1 RETURNING id`,
+    // A CTE: TypeORM answers a bare UPDATE with [rows, count], a SELECT with plain rows.
+    const rows = await this.dataSource.query<{ n: number }[]>(
+      `WITH changed AS (
+         UPDATE tunnel_state SET desired = $1, updated_at = now() WHERE id = 1 AND desired <> $1 RETURNING id
+       ) SELECT count(*)::int AS n FROM changed`,
       [desired],
     );
-    return rows.length > 0;
+    return rows[0].n > 0;
   }
 
   async setCustomUrl(url: string | null): Promise<void> {
@@ -148,7 +153,8 @@ export class TunnelRepository {
 
   async services(baseId: string): Promise<PublishedService[]> {
     const rows = await this.dataSource.query<Record<string, unknown>[]>(
-      `SELECT * FROM tunnel_services WHERE base_id = $1 ORDER BY subdomain`,
+      `SELECT ts.*, s.name AS stack_name FROM tunnel_services ts JOIN stacks s ON s.id = ts.stack_id
+        WHERE ts.base_id = $1 ORDER BY ts.subdomain`,
       [baseId],
     );
     return rows.map(toPublished);
@@ -156,14 +162,18 @@ export class TunnelRepository {
 
   async serviceByHost(subdomain: string): Promise<PublishedService | undefined> {
     const rows = await this.dataSource.query<Record<string, unknown>[]>(
-      `SELECT * FROM tunnel_services WHERE subdomain = $1`,
+      `SELECT ts.*, s.name AS stack_name FROM tunnel_services ts JOIN stacks s ON s.id = ts.stack_id
+        WHERE ts.subdomain = $1`,
       [subdomain],
     );
     return rows[0] && toPublished(rows[0]);
   }
 
   /** Makes exactly `services` the published ones of the stack (a deploy's outcome). */
-  async replaceStackServices(stackId: string, services: PublishedService[]): Promise<void> {
+  async replaceStackServices(
+    stackId: string,
+    services: Omit<PublishedService, 'stackName'>[],
+  ): Promise<void> {
     await this.dataSource.transaction(async (m) => {
       await m.query(`DELETE FROM tunnel_services WHERE stack_id = $1`, [stackId]);
       for (const s of services)
@@ -186,6 +196,7 @@ function toPublished(r: Record<string, unknown>): PublishedService {
     owner: r.owner as string,
     stackId: r.stack_id as string,
     service: r.service as string,
+    stackName: r.stack_name as string,
     workerId: (r.worker_id as string | null) ?? null,
     targetHost: r.target_host as string,
     targetPort: Number(r.target_port),

@@ -37,7 +37,11 @@ export class TunnelService {
   async start(caller: Caller): Promise<TunnelStatus> {
     const { changed, status } = await this.supervisor.start();
     if (changed)
-      await this.audit.record({ action: 'tunnel.started', actor: caller.clientId, details: { provider: status.provider } });
+      await this.audit.record({
+        action: 'tunnel.started',
+        actor: caller.clientId,
+        details: { provider: status.provider },
+      });
     return status;
   }
 
@@ -70,7 +74,12 @@ export class TunnelService {
     return {
       subdomains: bases.map((b) => {
         const host = this.hostOf(b.baseId);
-        return { base_id: b.baseId, subdomain: host, url: this.urlOf(host), created_at: b.createdAt.toISOString() };
+        return {
+          base_id: b.baseId,
+          subdomain: host,
+          url: this.urlOf(host),
+          created_at: b.createdAt.toISOString(),
+        };
       }),
     };
   }

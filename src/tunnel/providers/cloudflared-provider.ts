@@ -25,8 +25,13 @@ export interface CloudflaredProviderOptions {
   publicUrl?: string;
   /** The program, by name on the search path or by path; default `cloudflared`. */
   binary?: string;
-  /** Where a bare binary name is looked up; default PATH. */
+  /** Where a bare binary name is looked up; default PATH of `parentEnv`. */
   searchPath?: string;
+  /**
+   * The environment the service was started with, as its config read it (only src/config reads
+   * process.env): PATH and the few variables cloudflared inherits come from here.
+   */
+  parentEnv: Readonly<Record<string, string | undefined>>;
   /** Upper bound for the URL and the first registered connection; default 30 s. */
   readyTimeoutMs?: number;
   /** How long cloudflared may go without any edge connection before the tunnel counts as down; 20 s. */
@@ -57,7 +62,10 @@ const INHERITED = [
 ];
 
 /** The environment cloudflared runs with: the inherited basics and, for a named tunnel, TUNNEL_TOKEN. */
-export function cloudflaredEnvironment(parent: NodeJS.ProcessEnv, token?: string): NodeJS.ProcessEnv {
+export function cloudflaredEnvironment(
+  parent: Readonly<Record<string, string | undefined>>,
+  token?: string,
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const name of INHERITED) if (parent[name] !== undefined) env[name] = parent[name];
   // In the environment, not in argv, so it does not show in `ps` or /proc/<pid>/cmdline.
@@ -95,7 +103,7 @@ export class CloudflaredTunnelProvider implements TunnelProvider {
 
   checkConfig(): string[] {
     const problems: string[] = [];
-    if (!findExecutable(this.binary, this.options.searchPath ?? process.env.PATH ?? '')) {
+    if (!findExecutable(this.binary, this.options.searchPath ?? this.options.parentEnv.PATH ?? '')) {
       problems.push(
         this.binary.includes('/')
           ? `The cloudflared program ${this.binary} does not exist or is not executable.`
@@ -120,7 +128,7 @@ export class CloudflaredTunnelProvider implements TunnelProvider {
 
   async connect(signal: AbortSignal): Promise<CloudflaredConnection> {
     const problems = this.checkConfig();
-    const path = findExecutable(this.binary, this.options.searchPath ?? process.env.PATH ?? '');
+    const path = findExecutable(this.binary, this.options.searchPath ?? this.options.parentEnv.PATH ?? '');
     if (problems.length > 0 || !path) throw new TunnelConfigError(problems);
     if (signal.aborted) throw abortedError();
     const token = this.options.token?.trim();
@@ -131,7 +139,7 @@ export class CloudflaredTunnelProvider implements TunnelProvider {
     let child: ChildProcess;
     try {
       child = spawn(path, args, {
-        env: cloudflaredEnvironment(process.env, token),
+        env: cloudflaredEnvironment(this.options.parentEnv, token),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
     } catch (err) {

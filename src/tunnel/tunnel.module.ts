@@ -1,0 +1,25 @@
+import { Module } from '@nestjs/common';
+import { AgentGatewayModule } from '../agent-gateway/agent-gateway.module.js';
+import { TunnelIngress } from './ingress/tunnel-ingress.js';
+import { TopologyService } from './topology/topology.service.js';
+import { TunnelController } from './tunnel.controller.js';
+import { TunnelProviders } from './tunnel-providers.js';
+import { TunnelRepository } from './tunnel.repository.js';
+import { TunnelService } from './tunnel.service.js';
+import { TunnelSupervisor } from './tunnel-supervisor.js';
+import { WellKnownController } from './well-known.controller.js';
+
+@Module({
+  imports: [AgentGatewayModule],
+  controllers: [TunnelController, WellKnownController],
+  providers: [
+    TunnelService,
+    TunnelRepository,
+    TunnelSupervisor,
+    TunnelProviders,
+    TopologyService,
+    TunnelIngress,
+  ],
+  exports: [TunnelService, TunnelIngress],
+})
+export class TunnelModule {}
