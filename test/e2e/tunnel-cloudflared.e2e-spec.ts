@@ -178,13 +178,21 @@ describe('cloudflared tunnel provider (against a stand-in for cloudflared)', () 
   it('says so when the program cannot be started', async () => {
     const dir = mkdtempSync(join(root, 'broken-'));
     writeFileSync(join(dir, 'cloudflared'), '#!/nonexistent/interpreter\n', { mode: 0o755 });
-    const attempt = new CloudflaredTunnelProvider({ localHttpPort: 5260, searchPath: dir, parentEnv: process.env }).connect(never);
+    const attempt = new CloudflaredTunnelProvider({
+      localHttpPort: 5260,
+      searchPath: dir,
+      parentEnv: process.env,
+    }).connect(never);
     await expect(attempt).rejects.toThrow('cloudflared could not be started (ENOENT)');
   });
 
   it('refuses to start without the program, or a named tunnel without its public URL', async () => {
     const empty = mkdtempSync(join(root, 'empty-'));
-    const missing = new CloudflaredTunnelProvider({ localHttpPort: 5260, searchPath: empty, parentEnv: process.env });
+    const missing = new CloudflaredTunnelProvider({
+      localHttpPort: 5260,
+      searchPath: empty,
+      parentEnv: process.env,
+    });
     expect(missing.checkConfig()).toEqual([
       'The cloudflared program is not on PATH: install cloudflared, or use TUNNEL_PROVIDER=ssh.',
     ]);
