@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GatewayServer } from '../agent-gateway/gateway.server.js';
 import { AppConfig } from '../config/config.js';
