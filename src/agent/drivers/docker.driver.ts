@@ -2,14 +2,14 @@ import { isDeepStrictEqual } from 'node:util';
 import Docker from 'dockerode';
 import type { Logger } from 'pino';
 import type {
-  ApplyContext,
   Driver,
   EffectiveConfig,
   ObservedService,
   PortSpec,
-  ServiceResult,
+  EnsureAction,
   ServiceSpec,
   StackRef,
+  StepContext,
 } from './driver.js';
 
 /** The labels that mark a container as ours; docs/drivers.md lists what each one holds. */
@@ -87,7 +87,7 @@ interface Managed {
   state: string;
 }
 
-export class DockerDriver implements Driver {
+export class DockerDriver implements Driver<Managed[]> {
   readonly name = 'docker' as const;
   private readonly docker: Docker;
   private readonly log: Logger;
@@ -105,47 +105,33 @@ export class DockerDriver implements Driver {
     this.stopTimeout = options.stopTimeoutSeconds ?? 10;
   }
 
-  async apply(stack: StackRef, services: ServiceSpec[], ctx: ApplyContext): Promise<ServiceResult[]> {
-    const byService = groupByService(await this.stackContainers(stack.id));
-    const desired = new Set(services.map((s) => s.name));
-    const results: ServiceResult[] = [];
-    // Undesired ones go first: a renamed service may need the old one's host port.
-    for (const [service, containers] of byService) {
-      if (desired.has(service)) continue;
-      if (ctx.keep?.has(service)) {
-        results.push(ok(service, 'kept'));
-        continue;
-      }
-      if (ctx.signal.aborted) {
-        results.push(cancelled(service));
-        continue;
-      }
-      results.push(await this.removeService(service, containers, ctx));
-    }
-    for (const spec of services) {
-      if (ctx.keep?.has(spec.name)) {
-        results.push(ok(spec.name, 'kept'));
-        continue;
-      }
-      if (ctx.signal.aborted) {
-        results.push(cancelled(spec.name));
-        continue;
-      }
-      results.push(await this.applyService(stack, spec, byService.get(spec.name) ?? [], ctx));
-    }
-    return results;
+  /** The stack's containers (any state), one list per service: leftovers of one service are removed by ensure. */
+  async list(stack: StackRef): Promise<Map<string, Managed[]>> {
+    return groupByService(await this.stackContainers(stack.id));
   }
 
-  async destroy(stack: StackRef, ctx: ApplyContext): Promise<ServiceResult[]> {
-    const results: ServiceResult[] = [];
-    for (const [service, containers] of groupByService(await this.stackContainers(stack.id))) {
-      if (ctx.signal.aborted) {
-        results.push(cancelled(service));
-        continue;
-      }
-      results.push(await this.removeService(service, containers, ctx));
+  async ensure(
+    stack: StackRef,
+    spec: ServiceSpec,
+    containers: Managed[] = [],
+    ctx: StepContext & { replace: boolean },
+  ): Promise<EnsureAction> {
+    try {
+      return await this.ensureService(stack, spec, containers, ctx);
+    } catch (err) {
+      throw this.failed(stack, spec.name, err);
     }
-    return results;
+  }
+
+  async remove(stack: StackRef, service: string, containers: Managed[], ctx: StepContext): Promise<void> {
+    try {
+      for (const container of containers) {
+        ctx.log(`${service}: removing ${container.name}`);
+        await this.removeContainer(container);
+      }
+    } catch (err) {
+      throw this.failed(stack, service, err);
+    }
   }
 
   async observe(): Promise<ObservedService[]> {
@@ -189,82 +175,64 @@ export class DockerDriver implements Driver {
     return Promise.resolve();
   }
 
-  private async applyService(
+  private async ensureService(
     stack: StackRef,
     spec: ServiceSpec,
     containers: Managed[],
-    ctx: ApplyContext,
-  ): Promise<ServiceResult> {
+    ctx: StepContext & { replace: boolean },
+  ): Promise<EnsureAction> {
     const say = (line: string) => ctx.log(`${spec.name}: ${line}`);
-    try {
-      // Prefer a running container with the desired digest; any others are leftovers.
-      const ranked = [...containers].sort((a, b) => rank(b, spec.digest) - rank(a, spec.digest));
-      const [current, ...extra] = ranked;
-      for (const leftover of extra) {
-        say(`removing leftover container ${leftover.name}`);
-        await this.remove(leftover);
-      }
-      if (current && current.digest === spec.digest && !ctx.replace?.has(spec.name)) {
-        if (current.state === 'running' || current.state === 'restarting') {
-          return ok(spec.name, 'unchanged');
-        }
-        const container = this.docker.getContainer(current.id);
-        if (current.state === 'paused') {
-          say(`unpausing ${current.name}`);
-          await container.unpause();
-        } else {
-          // Also when it exited under restart "never": apply means "make it as desired".
-          say(`starting ${current.name} (was ${current.state})`);
-          await container.start();
-        }
-        return ok(spec.name, 'started');
-      }
-      // The image first: a missing image must not take the running container down with it.
-      await this.ensureImage(spec.image, say, ctx.signal);
-      if (current) {
-        say(`replacing ${current.name} (digest ${current.digest || 'none'} -> ${spec.digest})`);
-        await this.remove(current);
-      }
-      const name = containerName(stack.id, spec.name);
-      say(`creating ${name} from ${spec.image}`);
-      const container = await this.docker.createContainer(this.createOptions(stack, spec, name));
-      try {
-        await container.start();
-      } catch (err) {
-        // A container that never started (port taken, bad command) is not left behind.
-        await container.remove({ force: true }).catch(() => undefined);
-        throw err;
-      }
-      say(`started ${name}`);
-      return ok(spec.name, current ? 'replaced' : 'created');
-    } catch (err) {
-      const error = describe(err);
-      say(`failed: ${error}`);
-      this.log.warn({ stack_id: stack.id, service: spec.name, err: error }, 'docker service apply failed');
-      return { name: spec.name, action: 'failed', ok: false, error };
+    // Prefer a running container with the desired digest; any others are leftovers.
+    const ranked = [...containers].sort((a, b) => rank(b, spec.digest) - rank(a, spec.digest));
+    const [current, ...extra] = ranked;
+    for (const leftover of extra) {
+      say(`removing leftover container ${leftover.name}`);
+      await this.removeContainer(leftover);
     }
+    if (current && current.digest === spec.digest && !ctx.replace) {
+      if (current.state === 'running' || current.state === 'restarting') {
+        return 'unchanged';
+      }
+      const container = this.docker.getContainer(current.id);
+      if (current.state === 'paused') {
+        say(`unpausing ${current.name}`);
+        await container.unpause();
+      } else {
+        // Also when it exited under restart "never": apply means "make it as desired".
+        say(`starting ${current.name} (was ${current.state})`);
+        await container.start();
+      }
+      return 'started';
+    }
+    // The image first: a missing image must not take the running container down with it.
+    await this.ensureImage(spec.image, say, ctx.signal);
+    if (current) {
+      say(`replacing ${current.name} (digest ${current.digest || 'none'} -> ${spec.digest})`);
+      await this.removeContainer(current);
+    }
+    const name = containerName(stack.id, spec.name);
+    say(`creating ${name} from ${spec.image}`);
+    const container = await this.docker.createContainer(this.createOptions(stack, spec, name));
+    try {
+      await container.start();
+    } catch (err) {
+      // A container that never started (port taken, bad command) is not left behind.
+      await container.remove({ force: true }).catch(() => undefined);
+      throw err;
+    }
+    say(`started ${name}`);
+    return current ? 'replaced' : 'created';
   }
 
-  private async removeService(
-    service: string,
-    containers: Managed[],
-    ctx: ApplyContext,
-  ): Promise<ServiceResult> {
-    try {
-      for (const container of containers) {
-        ctx.log(`${service}: removing ${container.name}`);
-        await this.remove(container);
-      }
-      return ok(service, 'removed');
-    } catch (err) {
-      const error = describe(err);
-      ctx.log(`${service}: removal failed: ${error}`);
-      return { name: service, action: 'failed', ok: false, error };
-    }
+  /** An engine error in the words people should read (the engine's message), logged once here. */
+  private failed(stack: StackRef, service: string, err: unknown): Error {
+    const error = describe(err);
+    this.log.warn({ stack_id: stack.id, service, err: error }, 'docker service apply failed');
+    return new Error(error, { cause: err });
   }
 
   /** Graceful stop (SIGTERM, then SIGKILL after the timeout), then forced removal. Gone already is fine. */
-  private async remove(target: Managed): Promise<void> {
+  private async removeContainer(target: Managed): Promise<void> {
     const container = this.docker.getContainer(target.id);
     try {
       if (this.stopTimeout > 0 && (target.state === 'running' || target.state === 'restarting')) {
@@ -492,14 +460,6 @@ function groupByService(containers: Managed[]): Map<string, Managed[]> {
 
 function rank(c: Managed, digest: string): number {
   return (c.digest === digest ? 2 : 0) + (c.state === 'running' ? 1 : 0);
-}
-
-function ok(name: string, action: ServiceResult['action']): ServiceResult {
-  return { name, action, ok: true, error: '' };
-}
-
-function cancelled(name: string): ServiceResult {
-  return { name, action: 'failed', ok: false, error: 'cancelled before this service was applied' };
 }
 
 function statusCode(err: unknown): number | undefined {
