@@ -255,13 +255,13 @@ export class JobRunner {
     ctx.replace = new Set(command.replace ?? []);
     if (ctx.keep.size > 0) ctx.log(`leaving ${[...ctx.keep].join(', ')} as they are (drift ignored)`);
     const results = await reconcile(this.driver, stack, specs, ctx);
-    this.health.reset(
-      stack.id,
-      results.filter((r) => r.action !== 'unchanged').map((r) => r.name),
-    );
+    const touched = results.filter((r) => r.action !== 'unchanged').map((r) => r.name);
+    this.health.reset(stack.id, touched);
     this.health.setStack(stack.id, checksOf(command.services));
-    const failed = results.filter((r) => !r.ok);
-    const error = failed.map((r) => `${r.name}: ${r.error}`).join('; ');
+    const error = results
+      .filter((r) => !r.ok)
+      .map((r) => `${r.name}: ${r.error}`)
+      .join('; ');
     if (!error) await this.waitHealthy(stack.id, command.services, ctx);
     if (!error && !ctx.signal.aborted)
       this.store.save({ ...this.store.get(stack.id), ...target, applied: command.services });
