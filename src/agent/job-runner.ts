@@ -9,39 +9,32 @@ import {
   type ServiceStateMsg,
   type StateReportMsg,
 } from '../agent-protocol/index.js';
-import {
-  MAX_JOB_ERROR_CHARS,
-  MAX_JOB_LINE_CHARS,
-  MAX_JOB_LINES_BYTES,
-  MAX_JOB_LINES_PER_EVENT,
-  MAX_STATE_REPORT_BYTES,
-  utf8Bytes,
-} from '../agent-protocol/limits.js';
+import { MAX_JOB_ERROR_CHARS, MAX_STATE_REPORT_BYTES } from '../agent-protocol/limits.js';
 import { DesiredStateStore, type StackRecord } from './desired-state.js';
-import type {
-  ApplyContext,
-  Driver,
-  HealthCheckSpec,
-  ServiceResult,
-  ServiceSpec,
-  StackRef,
-} from './drivers/driver.js';
+import type { ApplyContext, Driver, ServiceResult, StackRef } from './drivers/driver.js';
+import { destroyStack, reconcile } from './drivers/reconcile.js';
 import { HealthChecker } from './health-checker.js';
+import { JobOutput } from './job-output.js';
+import { checksOf, resolveServices } from './service-specs.js';
 import { fitStateReport } from './state-report.js';
 
 /** Final events are kept (and re-sent after a reconnect) this long, in case one was lost. */
 const KEEP_FINAL_MS = 10 * 60_000;
 /** At most this many final events are kept (the hello lists them). */
 const MAX_FINALS = 1000;
-/** Output lines are sent in batches at most this often. */
-const LINE_FLUSH_MS = 100;
-const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 interface ActiveJob {
   id: string;
   stackId: string;
   abort: AbortController;
   cleanup: boolean;
+  timedOut: boolean;
+}
+
+/** What a job's work came to, before cancellation and timeouts are taken into account. */
+interface Outcome {
+  results: ServiceResult[];
+  error: string;
 }
 
 type Send = (message: AgentMessage) => boolean;
@@ -83,9 +76,8 @@ export class JobRunner {
       const services = record.applied ?? record.desired;
       await this.onStack(record.stack.id, async () => {
         try {
-          const resolved = this.resolve(services);
-          if ('error' in resolved) throw new Error(resolved.error);
-          await this.driver.apply(record.stack, resolved.specs, quietContext(record.keep));
+          const specs = resolveServices(services, this.env);
+          await reconcile(this.driver, record.stack, specs, quietContext(record.keep));
           this.health.setStack(record.stack.id, checksOf(services));
           this.log.info({ stack_id: record.stack.id, services: services.length }, 'stack restored');
         } catch (err) {
@@ -136,6 +128,7 @@ export class JobRunner {
       stackId: command.stack_id,
       abort: new AbortController(),
       cleanup: false,
+      timedOut: false,
     };
     this.active.set(job.id, job);
     this.event({ job_id: job.id, phase: 'accepted' });
@@ -219,107 +212,76 @@ export class JobRunner {
 
   private async run(job: ActiveJob, command: JobCommandMsg): Promise<void> {
     const stack: StackRef = { id: command.stack_id, name: command.stack_name };
-    const lines: string[] = [];
-    let lineBytes = 0;
-    let flushTimer: NodeJS.Timeout | undefined;
-    const flushLines = () => {
-      clearTimeout(flushTimer);
-      flushTimer = undefined;
-      lineBytes = 0;
-      if (lines.length > 0) this.event({ job_id: job.id, phase: 'progress', lines: lines.splice(0) });
-    };
-    let timedOut = false;
-    const timeout = setTimeout(
-      () => {
-        timedOut = true;
-        job.abort.abort(new Error(`timed out after ${command.timeout_ms} ms`));
-      },
-      Math.max(1000, command.timeout_ms || 600_000),
-    );
-    const ctx: ApplyContext = {
-      signal: job.abort.signal,
-      log: (line) => {
-        // The service keeps no more of a line than this; an event stays far below the message limit.
-        const kept = line.length > MAX_JOB_LINE_CHARS ? line.slice(0, MAX_JOB_LINE_CHARS) : line;
-        lines.push(kept);
-        lineBytes += utf8Bytes(kept);
-        if (lines.length >= MAX_JOB_LINES_PER_EVENT || lineBytes >= MAX_JOB_LINES_BYTES) flushLines();
-        else flushTimer ??= setTimeout(flushLines, LINE_FLUSH_MS);
-      },
-      progress: (done, total) => {
-        flushLines();
-        this.event({
-          job_id: job.id,
-          phase: 'progress',
-          progress: total > 0 ? Math.floor((done / total) * 100) : 100,
-        });
-      },
-    };
+    const output = new JobOutput(job.id, (event) => this.event(event));
+    const timeoutMs = Math.max(1000, command.timeout_ms || 600_000);
+    const timeout = setTimeout(() => {
+      job.timedOut = true;
+      job.abort.abort(new Error(`timed out after ${command.timeout_ms} ms`));
+    }, timeoutMs);
     this.log.info(
       { job_id: job.id, job_type: command.type, stack_id: stack.id, attempt: command.attempt },
       'job started',
     );
-    let results: ServiceResult[] = [];
-    let error = '';
+    let outcome: Outcome = { results: [], error: '' };
     try {
-      if (command.type === 'destroy') {
-        ctx.log(`destroying stack ${stack.name}`);
-        results = await this.driver.destroy(stack, ctx);
-        this.health.removeStack(stack.id);
-        if (!job.abort.signal.aborted) this.store.delete(stack.id);
-      } else if (command.type === 'provision') {
-        const previous = this.store.get(stack.id);
-        this.store.save({
-          ...previous,
-          stack,
-          revision: command.revision,
-          desired: command.services,
-          applied: previous?.applied ?? null,
-          keep: command.keep ?? [],
-        });
-        const resolved = this.resolve(command.services);
-        if ('error' in resolved) throw new Error(resolved.error);
-        ctx.log(
-          `applying revision ${command.revision} of ${stack.name}: ${command.services.length} services`,
-        );
-        ctx.keep = new Set(command.keep ?? []);
-        ctx.replace = new Set(command.replace ?? []);
-        if (ctx.keep.size > 0) ctx.log(`leaving ${[...ctx.keep].join(', ')} as they are (drift ignored)`);
-        results = await this.driver.apply(stack, resolved.specs, ctx);
-        this.health.reset(
-          stack.id,
-          results.filter((r) => r.action !== 'unchanged').map((r) => r.name),
-        );
-        this.health.setStack(stack.id, checksOf(command.services));
-        const failed = results.filter((r) => !r.ok);
-        if (failed.length > 0) error = failed.map((r) => `${r.name}: ${r.error}`).join('; ');
-        else await this.waitHealthy(stack.id, command.services, ctx);
-        if (!error && !job.abort.signal.aborted) {
-          this.store.save({
-            ...this.store.get(stack.id),
-            stack,
-            revision: command.revision,
-            desired: command.services,
-            applied: command.services,
-          });
-        }
-      } else error = `unknown job type ${command.type}`;
+      const ctx = output.context(job.abort.signal);
+      if (command.type === 'destroy') outcome = await this.destroy(stack, ctx);
+      else if (command.type === 'provision') outcome = await this.provision(stack, command, ctx);
+      else outcome.error = `unknown job type ${command.type}`;
     } catch (err) {
-      error = (err as Error).message;
+      outcome.error = (err as Error).message;
     } finally {
       clearTimeout(timeout);
     }
-    flushLines();
+    output.flush();
+    await this.finish(job, command, stack, outcome);
+  }
+
+  private async destroy(stack: StackRef, ctx: ApplyContext): Promise<Outcome> {
+    ctx.log(`destroying stack ${stack.name}`);
+    const results = await destroyStack(this.driver, stack, ctx);
+    this.health.removeStack(stack.id);
+    if (!ctx.signal.aborted) this.store.delete(stack.id);
+    return { results, error: '' };
+  }
+
+  private async provision(stack: StackRef, command: JobCommandMsg, ctx: ApplyContext): Promise<Outcome> {
+    const previous = this.store.get(stack.id);
+    const target = { stack, revision: command.revision, desired: command.services };
+    this.store.save({ ...previous, ...target, applied: previous?.applied ?? null, keep: command.keep ?? [] });
+    const specs = resolveServices(command.services, this.env);
+    ctx.log(`applying revision ${command.revision} of ${stack.name}: ${command.services.length} services`);
+    ctx.keep = new Set(command.keep ?? []);
+    ctx.replace = new Set(command.replace ?? []);
+    if (ctx.keep.size > 0) ctx.log(`leaving ${[...ctx.keep].join(', ')} as they are (drift ignored)`);
+    const results = await reconcile(this.driver, stack, specs, ctx);
+    const touched = results.filter((r) => r.action !== 'unchanged').map((r) => r.name);
+    this.health.reset(stack.id, touched);
+    this.health.setStack(stack.id, checksOf(command.services));
+    const error = results
+      .filter((r) => !r.ok)
+      .map((r) => `${r.name}: ${r.error}`)
+      .join('; ');
+    if (!error) await this.waitHealthy(stack.id, command.services, ctx);
+    if (!error && !ctx.signal.aborted)
+      this.store.save({ ...this.store.get(stack.id), ...target, applied: command.services });
+    return { results, error };
+  }
+
+  /** Sends the job's final event (kept for re-sending), then reverts a cleaned-up job's stack. */
+  private async finish(job: ActiveJob, command: JobCommandMsg, stack: StackRef, outcome: Outcome) {
     const aborted = job.abort.signal.aborted;
     // Cancelled only when someone asked; a timeout or a cleanup is a failure.
     const phase = aborted
-      ? job.cleanup || timedOut
+      ? job.cleanup || job.timedOut
         ? 'failed'
         : 'cancelled'
-      : error
+      : outcome.error
         ? 'failed'
         : 'succeeded';
-    if (aborted) error = String((job.abort.signal.reason as Error | undefined)?.message ?? 'cancelled');
+    const error = aborted
+      ? String((job.abort.signal.reason as Error | undefined)?.message ?? 'cancelled')
+      : outcome.error;
     // Driver errors can quote what the runtime said at any length; the service keeps this much.
     const final: JobEventMsg = {
       job_id: job.id,
@@ -327,7 +289,7 @@ export class JobRunner {
       progress: phase === 'succeeded' ? 100 : 0,
       lines: [],
       error: error.slice(0, MAX_JOB_ERROR_CHARS),
-      results: results.map((r) => ({ ...r, error: r.error.slice(0, MAX_JOB_ERROR_CHARS) })),
+      results: outcome.results.map((r) => ({ ...r, error: r.error.slice(0, MAX_JOB_ERROR_CHARS) })),
     };
     this.active.delete(job.id);
     this.finals.set(job.id, { event: final, at: Date.now() });
@@ -386,13 +348,11 @@ export class JobRunner {
     const ctx = quietContext(record?.keep);
     try {
       if (!record?.applied) {
-        if (record) await this.driver.destroy(record.stack, ctx);
+        if (record) await destroyStack(this.driver, record.stack, ctx);
         this.health.removeStack(stackId);
         this.store.delete(stackId);
       } else {
-        const resolved = this.resolve(record.applied);
-        if ('error' in resolved) throw new Error(resolved.error);
-        await this.driver.apply(record.stack, resolved.specs, ctx);
+        await reconcile(this.driver, record.stack, resolveServices(record.applied, this.env), ctx);
         this.store.save({ ...record, desired: record.applied });
         this.health.setStack(stackId, checksOf(record.applied));
       }
@@ -403,42 +363,6 @@ export class JobRunner {
     } catch (err) {
       this.log.warn({ job_id: jobId, stack_id: stackId, err: (err as Error).message }, 'cleanup failed');
     }
-  }
-
-  /** `${NAME}` values come from the agent's environment; a missing one fails the whole job. */
-  private resolve(services: ServiceSpecMsg[]): { specs: ServiceSpec[] } | { error: string } {
-    const specs: ServiceSpec[] = [];
-    for (const s of services) {
-      const env: Record<string, string> = {};
-      for (const [k, v] of Object.entries(s.env ?? {})) {
-        const ref = ENV_REFERENCE.exec(v);
-        if (!ref) {
-          env[k] = v;
-          continue;
-        }
-        const value = this.env[ref[1]];
-        if (value === undefined)
-          return { error: `${s.name}: environment variable ${ref[1]} is not set on the agent` };
-        env[k] = value;
-      }
-      specs.push({
-        name: s.name,
-        image: s.image,
-        command: s.command ?? [],
-        env,
-        ports: (s.ports ?? []).map((p) => ({
-          container: p.container,
-          host: p.host,
-          protocol: p.protocol === 'udp' ? 'udp' : 'tcp',
-        })),
-        cpu: s.cpu,
-        memory_bytes: s.memory_bytes,
-        restart: s.restart === 'always' || s.restart === 'never' ? s.restart : 'on-failure',
-        health_check: s.health_check ?? null,
-        digest: s.digest,
-      });
-    }
-    return { specs };
   }
 
   private onStack(stackId: string, work: () => Promise<void>): Promise<void> {
@@ -458,12 +382,6 @@ export class JobRunner {
       job_event: { progress: 0, lines: [], error: '', results: [], ...partial },
     });
   }
-}
-
-function checksOf(services: ServiceSpecMsg[]): Map<string, HealthCheckSpec> {
-  const checks = new Map<string, HealthCheckSpec>();
-  for (const s of services) if (s.health_check && s.health_check.port > 0) checks.set(s.name, s.health_check);
-  return checks;
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {

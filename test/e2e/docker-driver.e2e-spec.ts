@@ -4,6 +4,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerDriver, containerName } from '../../src/agent/drivers/docker.driver.js';
 import type { ApplyContext, ServiceSpec, StackRef } from '../../src/agent/drivers/driver.js';
+import { destroyStack, reconcile } from '../../src/agent/drivers/reconcile.js';
 import { MISSING_IMAGE, TEST_IMAGE, TEST_IMAGE_2, podman, podmanSocket } from '../support/podman.js';
 
 // busybox httpd serving one file; `exec` so the container's main process is httpd itself.
@@ -138,7 +139,7 @@ describe('the docker driver against podman', () => {
     const stack = newStack();
     const port = await freePort();
 
-    const first = await driver.apply(stack, [web(port)], ctx);
+    const first = await reconcile(driver, stack, [web(port)], ctx);
     expect(first).toEqual([{ name: 'web', action: 'created', ok: true, error: '' }]);
     expect(await httpGet(port)).toEqual({ status: 200, body: 'ok\n' });
 
@@ -156,7 +157,7 @@ describe('the docker driver against podman', () => {
     // The driver's ulimits, not podman's defaults.
     expect(await podman(['exec', name, 'sh', '-c', 'ulimit -n; ulimit -u'])).toBe('1000\n1000');
 
-    const second = await driver.apply(stack, [web(port)], ctx);
+    const second = await reconcile(driver, stack, [web(port)], ctx);
     expect(second).toEqual([{ name: 'web', action: 'unchanged', ok: true, error: '' }]);
     expect((await inspect(name)).Id).toBe(container.Id);
   });
@@ -164,12 +165,12 @@ describe('the docker driver against podman', () => {
   it('replaces a service when its digest changes, with the new environment and image', async () => {
     const stack = newStack();
     const port = await freePort();
-    await driver.apply(stack, [web(port)], ctx);
+    await reconcile(driver, stack, [web(port)], ctx);
     const name = containerName(stack.id, 'web');
     const before = await inspect(name);
 
     const changed = web(port, { env: { GREETING: 'bonjour' }, digest: 'sha256:web-2' });
-    expect(await driver.apply(stack, [changed], ctx)).toEqual([
+    expect(await reconcile(driver, stack, [changed], ctx)).toEqual([
       { name: 'web', action: 'replaced', ok: true, error: '' },
     ]);
     const after = await inspect(name);
@@ -179,7 +180,7 @@ describe('the docker driver against podman', () => {
     expect(await httpGet(port)).toEqual({ status: 200, body: 'ok\n' });
 
     const newImage = web(port, { image: TEST_IMAGE_2, env: { GREETING: 'bonjour' }, digest: 'sha256:web-3' });
-    expect(await driver.apply(stack, [newImage], ctx)).toEqual([
+    expect(await reconcile(driver, stack, [newImage], ctx)).toEqual([
       { name: 'web', action: 'replaced', ok: true, error: '' },
     ]);
     const observed = (await driver.observe()).find((s) => s.stackId === stack.id);
@@ -192,7 +193,7 @@ describe('the docker driver against podman', () => {
   it('removes the containers of services that are no longer desired', async () => {
     const stack = newStack();
     const port = await freePort();
-    const created = await driver.apply(stack, [web(port), idle('worker')], ctx);
+    const created = await reconcile(driver, stack, [web(port), idle('worker')], ctx);
     expect(created.map((r) => [r.name, r.action, r.ok])).toEqual([
       ['web', 'created', true],
       ['worker', 'created', true],
@@ -201,7 +202,7 @@ describe('the docker driver against podman', () => {
       [containerName(stack.id, 'web'), containerName(stack.id, 'worker')].sort(),
     );
 
-    const results = await driver.apply(stack, [web(port)], ctx);
+    const results = await reconcile(driver, stack, [web(port)], ctx);
     expect(results).toEqual([
       { name: 'worker', action: 'removed', ok: true, error: '' },
       { name: 'web', action: 'unchanged', ok: true, error: '' },
@@ -223,7 +224,7 @@ describe('the docker driver against podman', () => {
     });
     // No command: the image's own (`sh`, which exits at once without a terminal).
     const oneShot = idle('once', { command: [], restart: 'never', env: {}, digest: 'sha256:once' });
-    const results = await driver.apply(stack, [limited, oneShot], ctx);
+    const results = await reconcile(driver, stack, [limited, oneShot], ctx);
     expect(results.every((r) => r.ok)).toBe(true);
     await httpGet(port);
     expect((await inspect(containerName(stack.id, 'web'))).HostConfig.RestartPolicy.Name).toBe('always');
@@ -266,7 +267,7 @@ describe('the docker driver against podman', () => {
   it('reports a container stopped by hand as not running, and apply starts it again', async () => {
     const stack = newStack();
     const port = await freePort();
-    await driver.apply(stack, [web(port)], ctx);
+    await reconcile(driver, stack, [web(port)], ctx);
     await httpGet(port);
     const name = containerName(stack.id, 'web');
     const id = (await inspect(name)).Id;
@@ -276,7 +277,7 @@ describe('the docker driver against podman', () => {
     expect(stopped).toMatchObject({ name: 'web', status: 'exited', running: false });
     expect(stopped?.exitCode).not.toBeNull();
 
-    expect(await driver.apply(stack, [web(port)], ctx)).toEqual([
+    expect(await reconcile(driver, stack, [web(port)], ctx)).toEqual([
       { name: 'web', action: 'started', ok: true, error: '' },
     ]);
     expect((await inspect(name)).Id).toBe(id);
@@ -286,10 +287,10 @@ describe('the docker driver against podman', () => {
   it('destroys every container of one stack and nothing of another', async () => {
     const doomed = newStack();
     const kept = newStack();
-    await driver.apply(doomed, [idle('a'), idle('b')], ctx);
-    await driver.apply(kept, [idle('a')], ctx);
+    await reconcile(driver, doomed, [idle('a'), idle('b')], ctx);
+    await reconcile(driver, kept, [idle('a')], ctx);
 
-    const results = await driver.destroy(doomed, ctx);
+    const results = await destroyStack(driver, doomed, ctx);
     expect(results.sort((x, y) => x.name.localeCompare(y.name))).toEqual([
       { name: 'a', action: 'removed', ok: true, error: '' },
       { name: 'b', action: 'removed', ok: true, error: '' },
@@ -299,17 +300,17 @@ describe('the docker driver against podman', () => {
     const observed = await driver.observe();
     expect(observed.filter((s) => s.stackId === doomed.id)).toEqual([]);
     expect(observed.filter((s) => s.stackId === kept.id).map((s) => s.name)).toEqual(['a']);
-    expect(await driver.destroy(doomed, ctx)).toEqual([]);
+    expect(await destroyStack(driver, doomed, ctx)).toEqual([]);
   });
 
   it('fails only the service whose image is missing, and keeps its running container', async () => {
     const stack = newStack();
     const port = await freePort();
-    await driver.apply(stack, [web(port)], ctx);
+    await reconcile(driver, stack, [web(port)], ctx);
     await httpGet(port);
 
     const broken = web(port, { image: MISSING_IMAGE, digest: 'sha256:web-missing' });
-    const results = await driver.apply(stack, [broken, idle('worker')], ctx);
+    const results = await reconcile(driver, stack, [broken, idle('worker')], ctx);
     expect(results[0]).toMatchObject({ name: 'web', action: 'failed', ok: false });
     expect(results[0].error).toContain(
       `image ${MISSING_IMAGE} is not present on this node and could not be pulled`,
@@ -325,7 +326,10 @@ describe('the docker driver against podman', () => {
     const stack = newStack();
     const controller = new AbortController();
     controller.abort();
-    const results = await driver.apply(stack, [idle('a'), idle('b')], { ...ctx, signal: controller.signal });
+    const results = await reconcile(driver, stack, [idle('a'), idle('b')], {
+      ...ctx,
+      signal: controller.signal,
+    });
     expect(results.map((r) => [r.name, r.action, r.ok])).toEqual([
       ['a', 'failed', false],
       ['b', 'failed', false],

@@ -1,35 +1,18 @@
-import { isDeepStrictEqual } from 'node:util';
 import Docker from 'dockerode';
 import type { Logger } from 'pino';
-import type {
-  ApplyContext,
-  Driver,
-  EffectiveConfig,
-  ObservedService,
-  PortSpec,
-  ServiceResult,
-  ServiceSpec,
-  StackRef,
-} from './driver.js';
+import {
+  DOCKER_LABELS,
+  containerName,
+  createOptions,
+  normalizeStatus,
+  observedService,
+  parseEnv,
+  type ImageDefaults,
+  type Ulimit,
+} from './docker-containers.js';
+import type { Driver, EnsureAction, ObservedService, ServiceSpec, StackRef, StepContext } from './driver.js';
 
-/** The labels that mark a container as ours; docs/drivers.md lists what each one holds. */
-export const DOCKER_LABELS = {
-  managed: 'io.stack-orchestrator.managed',
-  stackId: 'io.stack-orchestrator.stack-id',
-  stackName: 'io.stack-orchestrator.stack-name',
-  service: 'io.stack-orchestrator.service',
-  digest: 'io.stack-orchestrator.digest',
-  /** JSON list of the environment names the driver set, so observe can tell them from image/engine ones. */
-  envKeys: 'io.stack-orchestrator.env-keys',
-  /** `true` when the driver set `Cmd`; without it the container runs the image's own command. */
-  commandSet: 'io.stack-orchestrator.command-set',
-} as const;
-
-export interface Ulimit {
-  name: string;
-  soft: number;
-  hard: number;
-}
+export { DOCKER_LABELS, containerName, type Ulimit } from './docker-containers.js';
 
 export interface DockerDriverOptions {
   /** Unix socket of the Docker Engine API; default: `DOCKER_HOST` when it is `unix://…`, else /var/run/docker.sock. */
@@ -72,13 +55,6 @@ export function parseUlimits(text: string): Ulimit[] {
     });
 }
 
-/** `so-<first 12 hex digits of the stack id>-<service>`: unique per node, readable in `docker ps`. */
-export function containerName(stackId: string, service: string): string {
-  return `so-${stackId.replace(/-/g, '').slice(0, 12)}-${service}`;
-}
-
-const ZERO_TIME = '0001-01-01T00:00:00Z';
-
 interface Managed {
   id: string;
   name: string;
@@ -87,7 +63,7 @@ interface Managed {
   state: string;
 }
 
-export class DockerDriver implements Driver {
+export class DockerDriver implements Driver<Managed[]> {
   readonly name = 'docker' as const;
   private readonly docker: Docker;
   private readonly log: Logger;
@@ -105,47 +81,33 @@ export class DockerDriver implements Driver {
     this.stopTimeout = options.stopTimeoutSeconds ?? 10;
   }
 
-  async apply(stack: StackRef, services: ServiceSpec[], ctx: ApplyContext): Promise<ServiceResult[]> {
-    const byService = groupByService(await this.stackContainers(stack.id));
-    const desired = new Set(services.map((s) => s.name));
-    const results: ServiceResult[] = [];
-    // Undesired ones go first: a renamed service may need the old one's host port.
-    for (const [service, containers] of byService) {
-      if (desired.has(service)) continue;
-      if (ctx.keep?.has(service)) {
-        results.push(ok(service, 'kept'));
-        continue;
-      }
-      if (ctx.signal.aborted) {
-        results.push(cancelled(service));
-        continue;
-      }
-      results.push(await this.removeService(service, containers, ctx));
-    }
-    for (const spec of services) {
-      if (ctx.keep?.has(spec.name)) {
-        results.push(ok(spec.name, 'kept'));
-        continue;
-      }
-      if (ctx.signal.aborted) {
-        results.push(cancelled(spec.name));
-        continue;
-      }
-      results.push(await this.applyService(stack, spec, byService.get(spec.name) ?? [], ctx));
-    }
-    return results;
+  /** The stack's containers (any state), one list per service: leftovers of one service are removed by ensure. */
+  async list(stack: StackRef): Promise<Map<string, Managed[]>> {
+    return groupByService(await this.stackContainers(stack.id));
   }
 
-  async destroy(stack: StackRef, ctx: ApplyContext): Promise<ServiceResult[]> {
-    const results: ServiceResult[] = [];
-    for (const [service, containers] of groupByService(await this.stackContainers(stack.id))) {
-      if (ctx.signal.aborted) {
-        results.push(cancelled(service));
-        continue;
-      }
-      results.push(await this.removeService(service, containers, ctx));
+  async ensure(
+    stack: StackRef,
+    spec: ServiceSpec,
+    containers: Managed[] = [],
+    ctx: StepContext & { replace: boolean },
+  ): Promise<EnsureAction> {
+    try {
+      return await this.ensureService(stack, spec, containers, ctx);
+    } catch (err) {
+      throw this.failed(stack, spec.name, err);
     }
-    return results;
+  }
+
+  async remove(stack: StackRef, service: string, containers: Managed[], ctx: StepContext): Promise<void> {
+    try {
+      for (const container of containers) {
+        ctx.log(`${service}: removing ${container.name}`);
+        await this.removeContainer(container);
+      }
+    } catch (err) {
+      throw this.failed(stack, service, err);
+    }
   }
 
   async observe(): Promise<ObservedService[]> {
@@ -162,24 +124,12 @@ export class DockerDriver implements Driver {
         if (statusCode(err) === 404) continue; // removed between list and inspect
         throw err;
       }
-      const labels = info.Config.Labels ?? {};
       let defaults = imageEnv.get(info.Image);
       if (!defaults) {
         defaults = this.imageDefaults(info.Image);
         imageEnv.set(info.Image, defaults);
       }
-      observed.push({
-        stackId: labels[DOCKER_LABELS.stackId] ?? '',
-        name: labels[DOCKER_LABELS.service] ?? '',
-        status: normalizeStatus(info.State.Status),
-        running: info.State.Running && !info.State.Paused && !info.State.Restarting,
-        startedAt:
-          info.State.StartedAt && info.State.StartedAt !== ZERO_TIME ? new Date(info.State.StartedAt) : null,
-        digest: labels[DOCKER_LABELS.digest] ?? '',
-        actual: effectiveConfig(info, await defaults),
-        restarts: info.RestartCount ?? 0,
-        exitCode: info.State.Running || info.State.StartedAt === ZERO_TIME ? null : info.State.ExitCode,
-      });
+      observed.push(observedService(info, await defaults));
     }
     return observed;
   }
@@ -189,82 +139,66 @@ export class DockerDriver implements Driver {
     return Promise.resolve();
   }
 
-  private async applyService(
+  private async ensureService(
     stack: StackRef,
     spec: ServiceSpec,
     containers: Managed[],
-    ctx: ApplyContext,
-  ): Promise<ServiceResult> {
+    ctx: StepContext & { replace: boolean },
+  ): Promise<EnsureAction> {
     const say = (line: string) => ctx.log(`${spec.name}: ${line}`);
-    try {
-      // Prefer a running container with the desired digest; any others are leftovers.
-      const ranked = [...containers].sort((a, b) => rank(b, spec.digest) - rank(a, spec.digest));
-      const [current, ...extra] = ranked;
-      for (const leftover of extra) {
-        say(`removing leftover container ${leftover.name}`);
-        await this.remove(leftover);
-      }
-      if (current && current.digest === spec.digest && !ctx.replace?.has(spec.name)) {
-        if (current.state === 'running' || current.state === 'restarting') {
-          return ok(spec.name, 'unchanged');
-        }
-        const container = this.docker.getContainer(current.id);
-        if (current.state === 'paused') {
-          say(`unpausing ${current.name}`);
-          await container.unpause();
-        } else {
-          // Also when it exited under restart "never": apply means "make it as desired".
-          say(`starting ${current.name} (was ${current.state})`);
-          await container.start();
-        }
-        return ok(spec.name, 'started');
-      }
-      // The image first: a missing image must not take the running container down with it.
-      await this.ensureImage(spec.image, say, ctx.signal);
-      if (current) {
-        say(`replacing ${current.name} (digest ${current.digest || 'none'} -> ${spec.digest})`);
-        await this.remove(current);
-      }
-      const name = containerName(stack.id, spec.name);
-      say(`creating ${name} from ${spec.image}`);
-      const container = await this.docker.createContainer(this.createOptions(stack, spec, name));
-      try {
-        await container.start();
-      } catch (err) {
-        // A container that never started (port taken, bad command) is not left behind.
-        await container.remove({ force: true }).catch(() => undefined);
-        throw err;
-      }
-      say(`started ${name}`);
-      return ok(spec.name, current ? 'replaced' : 'created');
-    } catch (err) {
-      const error = describe(err);
-      say(`failed: ${error}`);
-      this.log.warn({ stack_id: stack.id, service: spec.name, err: error }, 'docker service apply failed');
-      return { name: spec.name, action: 'failed', ok: false, error };
+    // Prefer a running container with the desired digest; any others are leftovers.
+    const ranked = [...containers].sort((a, b) => rank(b, spec.digest) - rank(a, spec.digest));
+    const [current, ...extra] = ranked;
+    for (const leftover of extra) {
+      say(`removing leftover container ${leftover.name}`);
+      await this.removeContainer(leftover);
     }
+    if (current && current.digest === spec.digest && !ctx.replace) {
+      if (current.state === 'running' || current.state === 'restarting') {
+        return 'unchanged';
+      }
+      const container = this.docker.getContainer(current.id);
+      if (current.state === 'paused') {
+        say(`unpausing ${current.name}`);
+        await container.unpause();
+      } else {
+        // Also when it exited under restart "never": apply means "make it as desired".
+        say(`starting ${current.name} (was ${current.state})`);
+        await container.start();
+      }
+      return 'started';
+    }
+    // The image first: a missing image must not take the running container down with it.
+    await this.ensureImage(spec.image, say, ctx.signal);
+    if (current) {
+      say(`replacing ${current.name} (digest ${current.digest || 'none'} -> ${spec.digest})`);
+      await this.removeContainer(current);
+    }
+    const name = containerName(stack.id, spec.name);
+    say(`creating ${name} from ${spec.image}`);
+    const container = await this.docker.createContainer(
+      createOptions(stack, spec, name, { publishAddress: this.publishAddress, ulimits: this.ulimits }),
+    );
+    try {
+      await container.start();
+    } catch (err) {
+      // A container that never started (port taken, bad command) is not left behind.
+      await container.remove({ force: true }).catch(() => undefined);
+      throw err;
+    }
+    say(`started ${name}`);
+    return current ? 'replaced' : 'created';
   }
 
-  private async removeService(
-    service: string,
-    containers: Managed[],
-    ctx: ApplyContext,
-  ): Promise<ServiceResult> {
-    try {
-      for (const container of containers) {
-        ctx.log(`${service}: removing ${container.name}`);
-        await this.remove(container);
-      }
-      return ok(service, 'removed');
-    } catch (err) {
-      const error = describe(err);
-      ctx.log(`${service}: removal failed: ${error}`);
-      return { name: service, action: 'failed', ok: false, error };
-    }
+  /** An engine error in the words people should read (the engine's message), logged once here. */
+  private failed(stack: StackRef, service: string, err: unknown): Error {
+    const error = describe(err);
+    this.log.warn({ stack_id: stack.id, service, err: error }, 'docker service apply failed');
+    return new Error(error, { cause: err });
   }
 
   /** Graceful stop (SIGTERM, then SIGKILL after the timeout), then forced removal. Gone already is fine. */
-  private async remove(target: Managed): Promise<void> {
+  private async removeContainer(target: Managed): Promise<void> {
     const container = this.docker.getContainer(target.id);
     try {
       if (this.stopTimeout > 0 && (target.state === 'running' || target.state === 'restarting')) {
@@ -305,46 +239,6 @@ export class DockerDriver implements Driver {
       );
     }
     say(`pulled ${image}`);
-  }
-
-  private createOptions(stack: StackRef, spec: ServiceSpec, name: string): Docker.ContainerCreateOptions {
-    const exposed: Record<string, object> = {};
-    const bindings: Record<string, { HostIp: string; HostPort: string }[]> = {};
-    for (const port of spec.ports) {
-      const key = `${port.container}/${port.protocol}`;
-      exposed[key] = {};
-      // Host port 0 lets the engine pick one, as `docker run -p <container>`.
-      (bindings[key] ??= []).push({
-        HostIp: this.publishAddress,
-        HostPort: port.host ? String(port.host) : '',
-      });
-    }
-    const envKeys = Object.keys(spec.env).sort();
-    return {
-      name,
-      Image: spec.image,
-      ...(spec.command.length > 0 ? { Cmd: spec.command } : {}),
-      Env: envKeys.map((key) => `${key}=${spec.env[key]}`),
-      Labels: {
-        [DOCKER_LABELS.managed]: 'true',
-        [DOCKER_LABELS.stackId]: stack.id,
-        [DOCKER_LABELS.stackName]: stack.name,
-        [DOCKER_LABELS.service]: spec.name,
-        [DOCKER_LABELS.digest]: spec.digest,
-        [DOCKER_LABELS.envKeys]: JSON.stringify(envKeys),
-        ...(spec.command.length > 0 ? { [DOCKER_LABELS.commandSet]: 'true' } : {}),
-      },
-      ExposedPorts: exposed,
-      HostConfig: {
-        PortBindings: bindings,
-        ...(spec.cpu > 0 ? { NanoCpus: Math.round(spec.cpu * 1e9) } : {}),
-        ...(spec.memory_bytes > 0 ? { Memory: spec.memory_bytes } : {}),
-        RestartPolicy: restartPolicy(spec.restart),
-        ...(this.ulimits.length > 0
-          ? { Ulimits: this.ulimits.map((u) => ({ Name: u.name, Soft: u.soft, Hard: u.hard })) }
-          : {}),
-      },
-    };
   }
 
   private async stackContainers(stackId: string): Promise<Managed[]> {
@@ -392,94 +286,6 @@ interface PullEvent {
   errorDetail?: { message?: string };
 }
 
-interface ImageDefaults {
-  env: Record<string, string>;
-  cmd: string[];
-}
-
-/**
- * Variables the engine adds to every container on its own (podman: HOSTNAME, HOME, TERM, container;
- * Docker adds none to Config.Env, the names are harmless there). Like image defaults they are left
- * out of `actual.env` unless the driver set them.
- */
-const ENGINE_ENV = new Set(['HOSTNAME', 'HOME', 'TERM', 'container']);
-
-/** What the container really runs, in the ServiceSpec's terms, for drift. */
-function effectiveConfig(info: Docker.ContainerInspectInfo, image: ImageDefaults): EffectiveConfig {
-  const labels = info.Config.Labels ?? {};
-  const own = new Set(parseKeys(labels[DOCKER_LABELS.envKeys]));
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(parseEnv(info.Config.Env ?? []))) {
-    const imageDefault = image.env[key] === value;
-    if (own.has(key) || (!imageDefault && !ENGINE_ENV.has(key))) env[key] = value;
-  }
-  const cmd = info.Config.Cmd ?? [];
-  const command =
-    labels[DOCKER_LABELS.commandSet] === 'true' || !isDeepStrictEqual(cmd, image.cmd) ? cmd : [];
-  const ports: PortSpec[] = [];
-  // Typed `any` by @types/dockerode; the engine sends `{"8080/tcp": [{HostIp, HostPort}] | null}`.
-  const portBindings = (info.HostConfig.PortBindings ?? {}) as Record<string, { HostPort?: string }[] | null>;
-  for (const [key, bindings] of Object.entries(portBindings)) {
-    const [container, protocol] = key.split('/');
-    for (const binding of bindings ?? []) {
-      ports.push({
-        container: Number(container),
-        host: Number(binding.HostPort) || 0,
-        protocol: protocol === 'udp' ? 'udp' : 'tcp',
-      });
-    }
-  }
-  ports.sort((a, b) => a.container - b.container || a.protocol.localeCompare(b.protocol) || a.host - b.host);
-  const hc = info.HostConfig;
-  const cpu = hc.NanoCpus ? hc.NanoCpus / 1e9 : hc.CpuQuota && hc.CpuPeriod ? hc.CpuQuota / hc.CpuPeriod : 0;
-  return { image: info.Config.Image, command, env, ports, cpu, memory_bytes: hc.Memory ?? 0 };
-}
-
-function parseEnv(entries: string[]): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const entry of entries) {
-    const eq = entry.indexOf('=');
-    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
-  }
-  return env;
-}
-
-function parseKeys(label: string | undefined): string[] {
-  if (!label) return [];
-  try {
-    const keys: unknown = JSON.parse(label);
-    return Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : [];
-  } catch {
-    return [];
-  }
-}
-
-function restartPolicy(restart: ServiceSpec['restart']): { Name: string; MaximumRetryCount?: number } {
-  switch (restart) {
-    case 'always':
-      return { Name: 'always' };
-    case 'on-failure':
-      return { Name: 'on-failure', MaximumRetryCount: 0 };
-    case 'never':
-      return { Name: 'no' };
-  }
-}
-
-/** Docker's and podman's states in the interface's words (podman says stopped/configured). */
-function normalizeStatus(status: string): string {
-  switch (status) {
-    case 'stopped':
-    case 'dead':
-    case 'removing':
-      return 'exited';
-    case 'configured':
-    case 'initialized':
-      return 'created';
-    default:
-      return status;
-  }
-}
-
 function groupByService(containers: Managed[]): Map<string, Managed[]> {
   const groups = new Map<string, Managed[]>();
   for (const c of containers) {
@@ -492,14 +298,6 @@ function groupByService(containers: Managed[]): Map<string, Managed[]> {
 
 function rank(c: Managed, digest: string): number {
   return (c.digest === digest ? 2 : 0) + (c.state === 'running' ? 1 : 0);
-}
-
-function ok(name: string, action: ServiceResult['action']): ServiceResult {
-  return { name, action, ok: true, error: '' };
-}
-
-function cancelled(name: string): ServiceResult {
-  return { name, action: 'failed', ok: false, error: 'cancelled before this service was applied' };
 }
 
 function statusCode(err: unknown): number | undefined {

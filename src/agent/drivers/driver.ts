@@ -1,35 +1,34 @@
 /**
- * What an agent driver does: bring one stack's services on this node to a desired list, remove a
- * stack, and say what is actually there. `process` and `docker` implement it; the job runner and
- * the state reporter only talk to this interface.
+ * What an agent driver does: list one stack's services on this node, make one service as its spec
+ * says (`ensure`), remove one, and say what is actually there (`observe`). `process` and `docker`
+ * implement it. The order of the steps, ignored services (`keep`), cancellation and progress belong
+ * to the one reconcile loop in reconcile.ts, so both drivers behave alike there.
+ *
+ * The shapes are the protocol's (src/agent-protocol/index.ts, held to agent.proto), narrowed where
+ * the agent has already checked a value.
  */
+import type {
+  EffectiveConfigMsg,
+  HealthCheckSpecMsg,
+  PortSpecMsg,
+  ServiceResultMsg,
+  ServiceSpecMsg,
+} from '../../agent-protocol/index.js';
 
-export interface PortSpec {
-  container: number;
-  host: number;
+export interface PortSpec extends Omit<PortSpecMsg, 'protocol'> {
   protocol: 'tcp' | 'udp';
 }
 
-export interface HealthCheckSpec {
-  path: string;
-  port: number;
-  interval_ms: number;
-}
+export type HealthCheckSpec = HealthCheckSpecMsg;
 
-/** One service as the agent receives it (the proto `ServiceSpec`). */
-export interface ServiceSpec {
-  name: string;
-  image: string;
-  command: string[];
-  /** Already resolved: `${NAME}` references replaced from the agent's environment. */
-  env: Record<string, string>;
+/**
+ * One service as a driver receives it: the proto `ServiceSpec`, with `env` already resolved
+ * (`${NAME}` references replaced from the agent's environment). `digest` is the service's
+ * configuration digest computed by the service; drivers keep it as a label or marker.
+ */
+export interface ServiceSpec extends Omit<ServiceSpecMsg, 'ports' | 'restart'> {
   ports: PortSpec[];
-  cpu: number;
-  memory_bytes: number;
   restart: 'always' | 'on-failure' | 'never';
-  health_check: HealthCheckSpec | null;
-  /** The service's configuration digest computed by the service; kept as a label/marker. */
-  digest: string;
 }
 
 export interface StackRef {
@@ -39,21 +38,20 @@ export interface StackRef {
 
 export type ServiceAction = 'created' | 'replaced' | 'unchanged' | 'started' | 'removed' | 'kept' | 'failed';
 
-export interface ServiceResult {
-  name: string;
+/** What `ensure` did to a service that is there as desired afterwards. */
+export type EnsureAction = Extract<ServiceAction, 'created' | 'replaced' | 'unchanged' | 'started'>;
+
+/** One row of a job's results (the proto `ServiceResult`). */
+export interface ServiceResult extends ServiceResultMsg {
   action: ServiceAction;
-  ok: boolean;
-  error: string;
 }
 
-/** The effective configuration read back from the runtime, for drift. */
-export interface EffectiveConfig {
-  image: string;
-  command: string[];
-  env: Record<string, string>;
+/** The effective configuration read back from the runtime, for drift (never trimmed here). */
+export interface EffectiveConfig extends Omit<
+  EffectiveConfigMsg,
+  'ports' | 'trimmed' | 'command_digest' | 'env_digest'
+> {
   ports: PortSpec[];
-  cpu: number;
-  memory_bytes: number;
 }
 
 export interface ObservedService {
@@ -70,28 +68,47 @@ export interface ObservedService {
   exitCode: number | null;
 }
 
-export interface ApplyContext {
+/** What one step (ensure or remove) of a reconcile gets. */
+export interface StepContext {
   /** One output line for the job's log. */
   log(line: string): void;
-  /** Aborted when the job is cancelled or times out. */
+  /** Aborted when the job is cancelled or times out; long steps (an image pull) stop with it. */
   signal: AbortSignal;
-  /** Optional: how far the apply is, in services done of total. */
+}
+
+/** What a whole reconcile gets from the job runner. */
+export interface ApplyContext extends StepContext {
+  /** How far the reconcile is, in services done of total. */
   progress?(done: number, total: number): void;
   /**
-   * Services to leave exactly as they are (ignored drift): apply neither creates, replaces, starts
-   * nor removes them, whatever the list says. Result action `kept`.
+   * Services to leave exactly as they are (ignored drift): neither created, replaced, started nor
+   * removed, whatever the list says. Result action `kept`.
    */
   keep?: ReadonlySet<string>;
   /** Services to replace even when the digest matches (they were changed behind our back). */
   replace?: ReadonlySet<string>;
 }
 
-export interface Driver {
+/**
+ * A runtime. `Found` is what `list` finds of one service (a process, a stack's containers for it),
+ * handed back to `ensure` and `remove` so a reconcile looks at the node once.
+ */
+export interface Driver<Found = unknown> {
   readonly name: 'docker' | 'process';
-  /** Brings the stack's services on this node to exactly `services`; idempotent. */
-  apply(stack: StackRef, services: ServiceSpec[], ctx: ApplyContext): Promise<ServiceResult[]>;
-  /** Removes every service of the stack from this node. */
-  destroy(stack: StackRef, ctx: ApplyContext): Promise<ServiceResult[]>;
+  /** The stack's services on this node by name, any state. Throws when the runtime cannot be reached. */
+  list(stack: StackRef): Promise<Map<string, Found>>;
+  /**
+   * Makes one service run as `spec` says (`replace`: even when the digest matches). Throws with the
+   * reason for the job's results when it cannot; the other services go on.
+   */
+  ensure(
+    stack: StackRef,
+    spec: ServiceSpec,
+    found: Found | undefined,
+    ctx: StepContext & { replace: boolean },
+  ): Promise<EnsureAction>;
+  /** Removes one service; one already gone counts as removed. Throws when it cannot. */
+  remove(stack: StackRef, name: string, found: Found, ctx: StepContext): Promise<void>;
   /** Everything on this node that carries our stack markers, desired or not. */
   observe(): Promise<ObservedService[]>;
   /** Stops supervising (agent shutdown); leaves containers running, stops child processes. */

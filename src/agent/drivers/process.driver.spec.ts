@@ -6,6 +6,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApplyContext, ServiceSpec } from './driver.js';
 import { ProcessDriver } from './process.driver.js';
+import { destroyStack, reconcile } from './reconcile.js';
 
 const ctx = (): ApplyContext => ({ signal: new AbortController().signal, log: () => undefined });
 const stack = { id: '6b0f3d52-3a51-4f0e-9d0c-3e1f0d1b2a40', name: 'unit' };
@@ -55,7 +56,12 @@ describe('process driver', () => {
     driver = new ProcessDriver(dir, pino({ level: 'silent' }));
     // The shell starts a child and exits: the child must not outlive it.
     const marker = `sleep 98${process.pid % 100}7`;
-    const [result] = await driver.apply(stack, [spec('leaver', ['sh', '-c', `${marker} & exit 1`])], ctx());
+    const [result] = await reconcile(
+      driver,
+      stack,
+      [spec('leaver', ['sh', '-c', `${marker} & exit 1`])],
+      ctx(),
+    );
     expect(result).toMatchObject({ action: 'created', ok: true });
     await until(() => processesWith(marker).length === 0);
     const [observed] = await driver.observe();
@@ -63,9 +69,9 @@ describe('process driver', () => {
 
     // A running service's children stop with it on destroy.
     const keeper = `sleep 97${process.pid % 100}6`;
-    await driver.apply(stack, [spec('keeper', ['sh', '-c', `${keeper} & wait`])], ctx());
+    await reconcile(driver, stack, [spec('keeper', ['sh', '-c', `${keeper} & wait`])], ctx());
     await until(() => processesWith(keeper).length >= 1);
-    const results = await driver.destroy(stack, ctx());
+    const results = await destroyStack(driver, stack, ctx());
     expect(results.map((r) => r.action)).toEqual(['removed']);
     await until(() => processesWith(keeper).length === 0);
   });
@@ -73,7 +79,8 @@ describe('process driver', () => {
   it('restarts under on-failure and leaves a restart: never service stopped; kept services are untouched', async () => {
     dir = mkdtempSync(join(tmpdir(), 'so-process-driver-'));
     driver = new ProcessDriver(dir, pino({ level: 'silent' }));
-    await driver.apply(
+    await reconcile(
+      driver,
       stack,
       [
         spec('flaky', ['sh', '-c', 'sleep 0.2; exit 3'], { restart: 'on-failure' }),
@@ -87,8 +94,12 @@ describe('process driver', () => {
     // on-failure: a clean exit is not restarted.
     expect(byName.once).toMatchObject({ running: false, restarts: 0, exitCode: 0 });
 
-    const kept = await driver.apply(stack, [], { ...ctx(), keep: new Set(['once']) });
-    expect(kept.map((r) => [r.name, r.action]).sort()).toEqual([['flaky', 'removed']]);
+    const kept = await reconcile(driver, stack, [], { ...ctx(), keep: new Set(['once']) });
+    // The kept service is reported as kept (docs/drivers.md, "What both drivers share").
+    expect(kept.map((r) => [r.name, r.action]).sort()).toEqual([
+      ['flaky', 'removed'],
+      ['once', 'kept'],
+    ]);
     expect((await driver.observe()).map((o) => o.name)).toEqual(['once']);
   });
 });

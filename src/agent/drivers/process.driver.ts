@@ -13,14 +13,7 @@ import {
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { PRIVATE_FILE_MODE } from '../../shared/private-files.js';
-import type {
-  ApplyContext,
-  Driver,
-  ObservedService,
-  ServiceResult,
-  ServiceSpec,
-  StackRef,
-} from './driver.js';
+import type { Driver, EnsureAction, ObservedService, ServiceSpec, StackRef, StepContext } from './driver.js';
 
 /** How long a stopping service gets between SIGTERM and SIGKILL. */
 const STOP_GRACE_MS = 5000;
@@ -57,7 +50,7 @@ const key = (stackId: string, name: string) => `${stackId}/${name}`;
  * group so a stop reaches its children too. Supervises them under their restart policy with
  * exponential backoff, and keeps their output (a tail in memory, a rotated file on disk).
  */
-export class ProcessDriver implements Driver {
+export class ProcessDriver implements Driver<Supervised> {
   readonly name = 'process' as const;
   private readonly services = new Map<string, Supervised>();
   private closed = false;
@@ -71,45 +64,19 @@ export class ProcessDriver implements Driver {
     this.killStale();
   }
 
-  async apply(stack: StackRef, services: ServiceSpec[], ctx: ApplyContext): Promise<ServiceResult[]> {
-    const results: ServiceResult[] = [];
-    const wanted = new Set(services.map((s) => s.name));
-    let done = 0;
-    const total =
-      services.length +
-      [...this.services.values()].filter((s) => s.stack.id === stack.id && !wanted.has(s.spec.name)).length;
-    for (const spec of services) {
-      if (ctx.signal.aborted) break;
-      if (ctx.keep?.has(spec.name)) {
-        results.push({ name: spec.name, action: 'kept', ok: true, error: '' });
-        ctx.progress?.(++done, total);
-        continue;
-      }
-      results.push(await this.applyOne(stack, spec, ctx));
-      ctx.progress?.(++done, total);
-    }
-    if (!ctx.signal.aborted) {
-      for (const s of [...this.services.values()]) {
-        if (s.stack.id !== stack.id || wanted.has(s.spec.name) || ctx.keep?.has(s.spec.name)) continue;
-        ctx.log(`${s.spec.name}: not in the definition any more; stopping`);
-        await this.remove(s);
-        results.push({ name: s.spec.name, action: 'removed', ok: true, error: '' });
-        ctx.progress?.(++done, total);
-      }
-    }
-    return results;
+  list(stack: StackRef): Promise<Map<string, Supervised>> {
+    const found = new Map<string, Supervised>();
+    for (const s of this.services.values()) if (s.stack.id === stack.id) found.set(s.spec.name, s);
+    return Promise.resolve(found);
   }
 
-  async destroy(stack: StackRef, ctx: ApplyContext): Promise<ServiceResult[]> {
-    const results: ServiceResult[] = [];
-    for (const s of [...this.services.values()]) {
-      if (s.stack.id !== stack.id) continue;
-      ctx.log(`${s.spec.name}: stopping`);
-      await this.remove(s);
-      results.push({ name: s.spec.name, action: 'removed', ok: true, error: '' });
-    }
-    rmSync(this.stackDir(stack.id), { recursive: true, force: true });
-    return results;
+  /** Stops the service's process group; the stack's directory goes with its last service. */
+  async remove(stack: StackRef, name: string, s: Supervised, ctx: StepContext): Promise<void> {
+    ctx.log(`${name}: stopping`);
+    await this.stop(s);
+    this.services.delete(key(stack.id, name));
+    if (![...this.services.values()].some((other) => other.stack.id === stack.id))
+      rmSync(this.stackDir(stack.id), { recursive: true, force: true });
   }
 
   observe(): Promise<ObservedService[]> {
@@ -147,16 +114,18 @@ export class ProcessDriver implements Driver {
 
   // ---- one service ----
 
-  private async applyOne(stack: StackRef, spec: ServiceSpec, ctx: ApplyContext): Promise<ServiceResult> {
-    if (spec.image) {
-      return fail(
-        spec.name,
+  async ensure(
+    stack: StackRef,
+    spec: ServiceSpec,
+    existing: Supervised | undefined,
+    ctx: StepContext & { replace: boolean },
+  ): Promise<EnsureAction> {
+    if (spec.image)
+      throw new Error(
         `the process driver runs commands, not images (${spec.image}); place it on a docker worker`,
       );
-    }
-    if (spec.command.length === 0) return fail(spec.name, 'no command to run');
-    const existing = this.services.get(key(stack.id, spec.name));
-    if (existing && existing.spec.digest === spec.digest && !ctx.replace?.has(spec.name)) {
+    if (spec.command.length === 0) throw new Error('no command to run');
+    if (existing && existing.spec.digest === spec.digest && !ctx.replace) {
       existing.spec = spec; // health check settings may differ without a new digest
       if (
         existing.status === 'running' ||
@@ -164,16 +133,16 @@ export class ProcessDriver implements Driver {
         existing.status === 'restarting'
       ) {
         ctx.log(`${spec.name}: unchanged`);
-        return { name: spec.name, action: 'unchanged', ok: true, error: '' };
+        return 'unchanged';
       }
       ctx.log(`${spec.name}: not running; starting`);
-      const error = await this.start(existing);
-      return error ? fail(spec.name, error) : { name: spec.name, action: 'started', ok: true, error: '' };
+      await this.started(existing);
+      return 'started';
     }
     let action: 'created' | 'replaced' = 'created';
     if (existing) {
       ctx.log(`${spec.name}: configuration changed; replacing`);
-      await this.remove(existing);
+      await this.stop(existing);
       action = 'replaced';
     } else ctx.log(`${spec.name}: starting ${spec.command[0]}`);
     const dir = this.stackDir(stack.id);
@@ -194,12 +163,14 @@ export class ProcessDriver implements Driver {
       pidFile: join(dir, `${spec.name}.pid`),
     };
     this.services.set(key(stack.id, spec.name), s);
+    await this.started(s);
+    return action;
+  }
+
+  /** Starts the process; throws with the reason when it could not start at all. */
+  private async started(s: Supervised): Promise<void> {
     const error = await this.start(s);
-    if (error) {
-      ctx.log(`${spec.name}: ${error}`);
-      return fail(spec.name, error);
-    }
-    return { name: spec.name, action, ok: true, error: '' };
+    if (error) throw new Error(error);
   }
 
   /** Spawns the process; resolves with an error text when it could not start at all. */
@@ -287,11 +258,6 @@ export class ProcessDriver implements Driver {
         }
       });
     }, delay);
-  }
-
-  private async remove(s: Supervised): Promise<void> {
-    await this.stop(s);
-    this.services.delete(key(s.stack.id, s.spec.name));
   }
 
   /** SIGTERM to the process group, SIGKILL after the grace period. */
@@ -385,5 +351,3 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
     }
   }
 }
-
-const fail = (name: string, error: string): ServiceResult => ({ name, action: 'failed', ok: false, error });

@@ -1,0 +1,53 @@
+import type { ServiceSpecMsg } from '../agent-protocol/index.js';
+import type { HealthCheckSpec, ServiceSpec } from './drivers/driver.js';
+
+const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+
+/**
+ * The services of a job as drivers take them. `${NAME}` values come from the agent's environment; a
+ * missing one throws (naming it), so the whole job fails before anything changes.
+ */
+export function resolveServices(
+  services: ServiceSpecMsg[],
+  agentEnv: Readonly<Record<string, string | undefined>>,
+): ServiceSpec[] {
+  const specs: ServiceSpec[] = [];
+  for (const s of services) {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(s.env ?? {})) {
+      const ref = ENV_REFERENCE.exec(v);
+      if (!ref) {
+        env[k] = v;
+        continue;
+      }
+      const value = agentEnv[ref[1]];
+      if (value === undefined)
+        throw new Error(`${s.name}: environment variable ${ref[1]} is not set on the agent`);
+      env[k] = value;
+    }
+    specs.push({
+      name: s.name,
+      image: s.image,
+      command: s.command ?? [],
+      env,
+      ports: (s.ports ?? []).map((p) => ({
+        container: p.container,
+        host: p.host,
+        protocol: p.protocol === 'udp' ? 'udp' : 'tcp',
+      })),
+      cpu: s.cpu,
+      memory_bytes: s.memory_bytes,
+      restart: s.restart === 'always' || s.restart === 'never' ? s.restart : 'on-failure',
+      health_check: s.health_check ?? null,
+      digest: s.digest,
+    });
+  }
+  return specs;
+}
+
+/** The health checks of the services that have one (name -> check). */
+export function checksOf(services: ServiceSpecMsg[]): Map<string, HealthCheckSpec> {
+  const checks = new Map<string, HealthCheckSpec>();
+  for (const s of services) if (s.health_check && s.health_check.port > 0) checks.set(s.name, s.health_check);
+  return checks;
+}
