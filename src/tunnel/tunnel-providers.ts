@@ -56,8 +56,8 @@ export class TunnelProviders {
   }
 
   private httpPort(): number {
-    const address = this.http.httpAdapter?.getHttpServer()?.address() as
-      AddressInfo | string | null | undefined;
+    const server = this.http.httpAdapter?.getHttpServer() as Server | undefined;
+    const address = server?.address() as AddressInfo | string | null | undefined;
     return typeof address === 'object' && address ? address.port : this.config.port;
   }
 }
