@@ -21,10 +21,11 @@ import { AuditService } from '../audit/audit.service.js';
 import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import type { Caller } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
+import type { JobCleanup, JobLogPage, JobView } from '../contracts/api/jobs.js';
 import { METRIC } from '../metrics/metric-names.js';
 import { WorkersService } from '../workers/workers.service.js';
 import type { ListJobsDto } from './dto/list-jobs.dto.js';
-import { JobEntity, type JobPayload, type JobServiceResult } from './entities/job.entity.js';
+import { JobEntity, type JobPayload } from './entities/job.entity.js';
 import { isTerminal, type JobEvent, type JobState, type JobType } from './job-state.js';
 import { jobFinished, jobNotFound, nothingToCleanUp, stackBusy } from './jobs.errors.js';
 import { isActiveJobConflict, JobsRepository } from './jobs.repository.js';
@@ -48,25 +49,6 @@ const MAX_BUFFERED_RESULTS = 10_000;
 /** Text PostgreSQL accepts: no NUL, no other control characters but tab. */
 // eslint-disable-next-line no-control-regex -- removing control characters is the point
 const printable = (text: string): string => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
-
-export interface JobView {
-  id: string;
-  type: JobType;
-  stack_id: string;
-  stack_name: string;
-  revision: number;
-  worker_id: string | null;
-  status: JobState;
-  progress: number;
-  attempts: number;
-  max_attempts: number;
-  error: string | null;
-  results: JobServiceResult[] | null;
-  created_at: string;
-  dispatched_at: string | null;
-  started_at: string | null;
-  finished_at: string | null;
-}
 
 export interface NewJob {
   owner: string;
@@ -231,17 +213,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
     return view(await this.findOwned(caller, id));
   }
 
-  async logs(
-    caller: Caller,
-    id: string,
-    after = 0,
-    limit = 1000,
-  ): Promise<{
-    job_id: string;
-    lines: { time: string; line: string }[];
-    next_after: number;
-    complete: boolean;
-  }> {
+  async logs(caller: Caller, id: string, after = 0, limit = 1000): Promise<JobLogPage> {
     const job = await this.findOwned(caller, id);
     await this.flushing;
     const rows = await this.repository.logs(job.id, after, limit);
@@ -283,7 +255,7 @@ export class JobsService implements AgentWorkHandler, OnModuleInit, OnModuleDest
    * again; the worker, when connected, stops the job and reverts the stack on the node to the state
    * the last successful job applied. A failed or cancelled job only gets the revert on the worker.
    */
-  async cleanup(caller: Caller, id: string): Promise<{ job: JobView; worker_notified: boolean }> {
+  async cleanup(caller: Caller, id: string): Promise<JobCleanup> {
     const job = await this.findOwned(caller, id);
     if (job.status === 'succeeded') throw nothingToCleanUp(id);
     let current = job;

@@ -10,7 +10,14 @@ import { AuditService } from '../audit/audit.service.js';
 import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import type { Caller } from '../common/request-context.js';
 import type { JobEntity } from '../jobs/entities/job.entity.js';
-import { JobsService, view as jobView, type JobView, type StackJobHooks } from '../jobs/jobs.service.js';
+import type { JobView } from '../contracts/api/jobs.js';
+import type {
+  StackHealthView,
+  StackRevision,
+  StackRevisionList,
+  StackView,
+} from '../contracts/api/stacks.js';
+import { JobsService, view as jobView, type StackJobHooks } from '../jobs/jobs.service.js';
 import { METRIC } from '../metrics/metric-names.js';
 import { DefinitionService } from './definition/definition.service.js';
 import type { StackDefinition } from './definition/definition.types.js';
@@ -18,7 +25,7 @@ import type { PageQueryDto } from '../common/pagination.js';
 import { StackRevisionEntity } from './entities/stack-revision.entity.js';
 import { StackEntity } from './entities/stack.entity.js';
 import { destroyPayload, provisionPayload } from './service-spec.js';
-import { overallHealth, serviceHealth, type StackHealthView, type WorkerReport } from './stack-health.js';
+import { overallHealth, serviceHealth, type WorkerReport } from './stack-health.js';
 import {
   replaceRaced,
   revisionNotFound,
@@ -33,20 +40,6 @@ import { isNameConflict, StacksRepository } from './stacks.repository.js';
 const MAX_REPORTED_SERVICES = 2000;
 /** How often stack_stacks_total is re-counted (stacks change on other replicas too). */
 const GAUGE_REFRESH_MS = 15_000;
-
-export interface StackView {
-  id: string;
-  name: string;
-  status: string;
-  stackkit: string;
-  variant: string;
-  revision: number;
-  deployed_revision: number | null;
-  worker_id: string | null;
-  services: string[];
-  created_at: string;
-  updated_at: string;
-}
 
 /**
  * Stacks: definitions stored as revisions, deploy and destroy through jobs, and the agents' state
@@ -136,7 +129,7 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     return this.view(stack, await this.definitionOf(stack));
   }
 
-  async revisions(caller: Caller, id: string) {
+  async revisions(caller: Caller, id: string): Promise<StackRevisionList> {
     const stack = await this.owned(caller, id);
     const rows = await this.repository.listRevisions(stack.id);
     return {
@@ -151,7 +144,7 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     };
   }
 
-  async revision(caller: Caller, id: string, revision: number) {
+  async revision(caller: Caller, id: string, revision: number): Promise<StackRevision> {
     const stack = await this.owned(caller, id);
     const row = await this.repository.revision(stack.id, revision);
     if (!row) throw revisionNotFound(id, revision);
