@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
+import { Leases } from './leases.js';
 import { SecretBox } from './secret-box.js';
 import { StartupState } from './startup-state.js';
 
 @Global()
-@Module({ providers: [StartupState, SecretBox], exports: [StartupState, SecretBox] })
+@Module({ providers: [StartupState, SecretBox, Leases], exports: [StartupState, SecretBox, Leases] })
 export class CommonModule {}

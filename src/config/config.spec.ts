@@ -120,6 +120,57 @@ describe('loadConfig', () => {
   });
 });
 
+describe('tunnel settings', () => {
+  it('are optional until the tunnel starts, with defaults for the rest', () => {
+    const config = new AppConfig({});
+    expect(config.tunnel.provider).toBe('ssh');
+    expect(config.tunnel.ssh.port).toBe(22);
+    expect(config.tunnel.ssh.host).toBeUndefined();
+    expect(config.tunnel.allowPrivateUrls).toBe(false);
+    expect(config.tunnel.stunServers.length).toBeGreaterThan(0);
+  });
+
+  it('parse every given value', () => {
+    const config = new AppConfig({
+      TUNNEL_PROVIDER: 'cloudflared',
+      TUNNEL_SSH_HOST_KEY: 'SHA256:' + 'A'.repeat(43),
+      TUNNEL_SSH_REMOTE_PORT: '8080',
+      TUNNEL_PUBLIC_URL: 'https://tunnel.example.com/',
+      TUNNEL_BASE_DOMAIN: 'Tunnel.Example.com.',
+      TUNNEL_STUN_SERVERS: '127.0.0.1:3478, [::1]:3479,stun.example.net:19302',
+      TUNNEL_ALLOW_PRIVATE_URLS: 'true',
+      TUNNEL_CLOUDFLARED_TOKEN: 'secret-token',
+    });
+    expect(config.tunnel.provider).toBe('cloudflared');
+    expect(config.tunnel.ssh.remotePort).toBe(8080);
+    expect(config.tunnel.publicUrl).toBe('https://tunnel.example.com');
+    expect(config.tunnel.baseDomain).toBe('tunnel.example.com');
+    expect(config.tunnel.stunServers).toEqual([
+      { host: '127.0.0.1', port: 3478 },
+      { host: '::1', port: 3479 },
+      { host: 'stun.example.net', port: 19302 },
+    ]);
+    expect(config.tunnel.allowPrivateUrls).toBe(true);
+    expect(config.sanitized().TUNNEL_CLOUDFLARED_TOKEN).toBe('[REDACTED]');
+    expect(new AppConfig({ TUNNEL_STUN_SERVERS: 'none' }).tunnel.stunServers).toEqual([]);
+  });
+
+  it.each([
+    ['TUNNEL_PROVIDER', 'ngrok'],
+    ['TUNNEL_SSH_HOST_KEY', 'MD5:aa:bb'],
+    ['TUNNEL_SSH_HOST_KEY', 'SHA256:short'],
+    ['TUNNEL_SSH_PORT', '70000'],
+    ['TUNNEL_PUBLIC_URL', 'ftp://x.example.com'],
+    ['TUNNEL_BASE_DOMAIN', 'localhost'],
+    ['TUNNEL_BASE_DOMAIN', 'bad_label.example.com'],
+    ['TUNNEL_STUN_SERVERS', 'stun.example.net'],
+    ['TUNNEL_STUN_SERVERS', '127.0.0.1:0'],
+    ['TUNNEL_ALLOW_PRIVATE_URLS', 'maybe'],
+  ])('%s=%s fails at boot, naming the variable', (name, value) => {
+    expect(() => new AppConfig({ [name]: value })).toThrow(new RegExp(`^invalid configuration: ${name} `));
+  });
+});
+
 describe('.env.example', () => {
   it('documents every variable the service reads', () => {
     const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');

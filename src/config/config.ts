@@ -1,10 +1,34 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
-import { parseDuration } from '../common/duration.js';
+import { LOG_LEVELS, type HostPort, type LogLevel, type VariableSpec } from './parsers.js';
+import { VARIABLES } from './variables.js';
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS, VARIABLES, type HostPort, type LogLevel };
+
+/**
+ * The tunnel's settings. Each set value is checked at boot; whether the chosen provider has all it
+ * needs is checked when the tunnel starts, so an instance that never uses the tunnel needs none.
+ */
+export interface TunnelSettings {
+  provider: 'ssh' | 'cloudflared';
+  ssh: {
+    host: string | undefined;
+    port: number;
+    user: string | undefined;
+    keyFile: string | undefined;
+    hostKey: string | undefined;
+    remotePort: number | undefined;
+    agentRemotePort: number | undefined;
+    bindAddress: string;
+  };
+  publicUrl: string | undefined;
+  agentHost: string | undefined;
+  baseDomain: string | undefined;
+  stunServers: HostPort[];
+  allowPrivateUrls: boolean;
+  cloudflared: { token: string | undefined; bin: string };
+}
 
 /** Thrown at boot when the environment is invalid; the message names every bad variable. */
 export class ConfigError extends Error {
@@ -15,216 +39,6 @@ export class ConfigError extends Error {
 }
 
 type Raw = Record<string, string | undefined>;
-
-interface VariableSpec<T> {
-  /** Default used when the variable is unset or empty. `undefined` means "unset is allowed". */
-  default?: string;
-  sensitive?: boolean;
-  description: string;
-  parse: (value: string) => T;
-}
-
-const port = (value: string): number => {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 0 || n > 65535) throw new Error('must be a port number (0-65535)');
-  return n;
-};
-
-const positiveInt =
-  (min: number, max: number) =>
-  (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || n < min || n > max)
-      throw new Error(`must be an integer from ${min} to ${max}`);
-    return n;
-  };
-
-const duration =
-  (minMs: number, maxMs: number) =>
-  (value: string): number => {
-    const ms = parseDuration(value);
-    if (ms === undefined) throw new Error('must be a duration such as 500ms, 10s, 5m or 1h');
-    if (ms < minMs || ms > maxMs) throw new Error(`must be between ${minMs} ms and ${maxMs} ms`);
-    return ms;
-  };
-
-const url =
-  (protocols: string[]) =>
-  (value: string): string => {
-    let parsed: URL;
-    try {
-      parsed = new URL(value);
-    } catch {
-      throw new Error('must be an absolute URL');
-    }
-    if (!protocols.includes(parsed.protocol)) throw new Error(`must use ${protocols.join(' or ')}`);
-    return value;
-  };
-
-const logLevel = (value: string): LogLevel => {
-  const v = value.toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(v))
-    throw new Error(`must be one of ${LOG_LEVELS.join(', ')}`);
-  return v as LogLevel;
-};
-
-const text = (value: string): string => value;
-
-/**
- * Every variable the service reads. The single source of defaults, descriptions and the `sensitive`
- * flags that the debug bundle's redaction and `.env.example` follow.
- */
-export const VARIABLES = {
-  PORT: { default: '5260', description: 'HTTP API port', parse: port },
-  HOST: { default: '0.0.0.0', description: 'Address the HTTP and agent listeners bind to', parse: text },
-  AGENT_PORT: { default: '5263', description: 'Agent gRPC port (mutual TLS)', parse: port },
-  DATABASE_URL: {
-    sensitive: true,
-    description: 'PostgreSQL URL; unset runs the embedded database (PGlite) under DATA_DIR',
-    parse: url(['postgres:', 'postgresql:']),
-  },
-  DATABASE_POOL_SIZE: {
-    default: '10',
-    description: 'Database connection pool size',
-    parse: positiveInt(1, 200),
-  },
-  DATA_DIR: {
-    default: './data',
-    description: 'Embedded database, CA material and rotated logs',
-    parse: (v: string) => resolve(v),
-  },
-  PUBLIC_URL: {
-    description: 'Public base URL of this instance (default http://localhost:PORT)',
-    parse: url(['http:', 'https:']),
-  },
-  LOG_LEVEL: {
-    default: 'info',
-    description: 'Initial log level (trace, debug, info, warn, error, fatal); a stored setting wins',
-    parse: logLevel,
-  },
-  HEARTBEAT_INTERVAL: {
-    default: '10s',
-    description: 'Interval agents heartbeat at',
-    parse: duration(100, 3_600_000),
-  },
-  DRIFT_CHECK_INTERVAL: {
-    default: '60s',
-    description: 'Interval of the scheduled drift check',
-    parse: duration(1000, 86_400_000),
-  },
-  BOOTSTRAP_CLIENT_ID: { description: 'Client id of the admin client created on first start', parse: text },
-  BOOTSTRAP_CLIENT_SECRET: {
-    sensitive: true,
-    description: 'Secret of the admin client created on first start',
-    parse: text,
-  },
-  READINESS_TIMEOUT: {
-    default: '1s',
-    description: 'Time the readiness probe waits for the database ping',
-    parse: duration(50, 30_000),
-  },
-  SHUTDOWN_TIMEOUT: {
-    default: '25s',
-    description: 'Time requests in flight get to finish after SIGTERM',
-    parse: duration(0, 300_000),
-  },
-  ENCRYPTION_KEY: {
-    sensitive: true,
-    description:
-      'Key that encrypts private keys at rest (at least 32 characters); unset: generated in DATA_DIR/secrets/master.key',
-    parse: (v: string) => {
-      if (v.length < 32) throw new Error('must be at least 32 characters');
-      return v;
-    },
-  },
-  ACCESS_TOKEN_TTL: {
-    default: '15m',
-    description: 'Lifetime of access tokens',
-    parse: duration(10_000, 86_400_000),
-  },
-  REFRESH_TOKEN_TTL: {
-    default: '30d',
-    description: 'Lifetime of refresh tokens',
-    parse: duration(60_000, 365 * 86_400_000),
-  },
-  TOKEN_AUDIENCE: {
-    default: 'stack-orchestrator',
-    description: 'The `aud` of issued access tokens',
-    parse: text,
-  },
-  RATE_LIMIT_REQUESTS: {
-    default: '1200',
-    description: 'Requests one client may make per RATE_LIMIT_WINDOW (0 turns the limit off)',
-    parse: positiveInt(0, 10_000_000),
-  },
-  RATE_LIMIT_WINDOW: {
-    default: '1m',
-    description: 'Window of the per-client request limit',
-    parse: duration(1000, 3_600_000),
-  },
-  AUTH_FAILURE_LIMIT: {
-    default: '10',
-    description:
-      'Failed authentications of one client id from one address (IPv6: one /64) per AUTH_FAILURE_WINDOW before 429',
-    parse: positiveInt(1, 100_000),
-  },
-  AUTH_FAILURE_ADDRESS_LIMIT: {
-    default: '30',
-    description:
-      'Failed authentications from one address (IPv6: one /64), whatever the client id, per AUTH_FAILURE_WINDOW before 429',
-    parse: positiveInt(1, 1_000_000),
-  },
-  AUTH_FAILURE_WINDOW: {
-    default: '5m',
-    description: 'Window of the failed-authentication limit',
-    parse: duration(1000, 86_400_000),
-  },
-  WORKER_CERT_TTL: {
-    default: '30d',
-    description: 'Lifetime of worker certificates; agents renew at two thirds',
-    parse: duration(3000, 365 * 86_400_000),
-  },
-  JOIN_TOKEN_TTL: {
-    default: '24h',
-    description: 'Default lifetime of join tokens',
-    parse: duration(60_000, 365 * 86_400_000),
-  },
-  WORKER_DEGRADED_PERCENT: {
-    default: '90',
-    description: 'CPU, memory or disk use (%) at which a worker is degraded',
-    parse: positiveInt(1, 100),
-  },
-  WORKER_UNHEALTHY_PERCENT: {
-    default: '98',
-    description: 'Memory or disk use (%) at which a worker is unhealthy',
-    parse: positiveInt(1, 100),
-  },
-  CONNECTIVITY_CHECK_INTERVAL: {
-    default: '5m',
-    description: 'How often connected agents probe each other for the connectivity matrix',
-    parse: duration(1000, 86_400_000),
-  },
-  JOB_TIMEOUT: {
-    default: '10m',
-    description: 'How long a job may run on its worker before it is stopped and failed',
-    parse: duration(1000, 86_400_000),
-  },
-  JOB_ACK_TIMEOUT: {
-    default: '30s',
-    description: 'How long a dispatched job waits for its agent to confirm before it is queued again',
-    parse: duration(100, 3_600_000),
-  },
-  JOB_MAX_ATTEMPTS: {
-    default: '3',
-    description: 'Dispatch attempts of a job before it fails',
-    parse: positiveInt(1, 100),
-  },
-  SETTINGS_REFRESH_INTERVAL: {
-    default: '5s',
-    description: 'How often a replica re-reads runtime settings changed by another replica',
-    parse: duration(100, 3_600_000),
-  },
-} satisfies Record<string, VariableSpec<unknown>>;
 
 type Variables = typeof VARIABLES;
 export type VariableName = keyof Variables;
@@ -263,6 +77,7 @@ export class AppConfig {
   readonly authFailureLimit: number;
   readonly authFailureAddressLimit: number;
   readonly authFailureWindowMs: number;
+  readonly tunnel: TunnelSettings;
 
   /** The raw values as read, by variable name, for the sanitized view. */
   private readonly raw: Partial<Record<VariableName, string>>;
@@ -317,6 +132,28 @@ export class AppConfig {
     this.authFailureLimit = read('AUTH_FAILURE_LIMIT') ?? 0;
     this.authFailureAddressLimit = read('AUTH_FAILURE_ADDRESS_LIMIT') ?? 0;
     this.authFailureWindowMs = read('AUTH_FAILURE_WINDOW') ?? 0;
+    this.tunnel = {
+      provider: read('TUNNEL_PROVIDER') ?? 'ssh',
+      ssh: {
+        host: read('TUNNEL_SSH_HOST'),
+        port: read('TUNNEL_SSH_PORT') ?? 22,
+        user: read('TUNNEL_SSH_USER'),
+        keyFile: read('TUNNEL_SSH_KEY_FILE'),
+        hostKey: read('TUNNEL_SSH_HOST_KEY'),
+        remotePort: read('TUNNEL_SSH_REMOTE_PORT'),
+        agentRemotePort: read('TUNNEL_SSH_AGENT_REMOTE_PORT'),
+        bindAddress: read('TUNNEL_SSH_BIND_ADDRESS') ?? '',
+      },
+      publicUrl: read('TUNNEL_PUBLIC_URL')?.replace(/\/+$/, ''),
+      agentHost: read('TUNNEL_AGENT_HOST'),
+      baseDomain: read('TUNNEL_BASE_DOMAIN'),
+      stunServers: read('TUNNEL_STUN_SERVERS') ?? [],
+      allowPrivateUrls: read('TUNNEL_ALLOW_PRIVATE_URLS') ?? false,
+      cloudflared: {
+        token: read('TUNNEL_CLOUDFLARED_TOKEN'),
+        bin: read('TUNNEL_CLOUDFLARED_BIN') ?? 'cloudflared',
+      },
+    };
     if ((this.bootstrapClientId === undefined) !== (this.bootstrapClientSecret === undefined)) {
       problems.push('BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET must be set together');
     }

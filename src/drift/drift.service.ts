@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Caller } from '../common/request-context.js';
 import { every } from '../common/periodic.js';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
@@ -10,7 +10,7 @@ import { AppConfig } from '../config/config.js';
 import type { DriftResolve, DriftStatus, DriftView } from '../contracts/api/drift.js';
 import { METRIC } from '../metrics/metric-names.js';
 import type { StackEntity } from '../stacks/entities/stack.entity.js';
-import { StacksService } from '../stacks/stacks.service.js';
+import { STACKS_FOR_DRIFT, type StacksForDrift } from '../stacks/stacks-for-drift.js';
 import { detectDrift, key, type DriftFinding } from './detect-drift.js';
 import { nothingToResolve, unknownResources } from './drift.errors.js';
 import { DriftRepository } from './drift.repository.js';
@@ -40,7 +40,7 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
 
   constructor(
     private readonly repository: DriftRepository,
-    private readonly stacks: StacksService,
+    @Inject(STACKS_FOR_DRIFT) private readonly stacks: StacksForDrift,
     private readonly sessions: AgentSessions,
     private readonly audit: AuditService,
     private readonly config: AppConfig,

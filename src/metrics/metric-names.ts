@@ -1,4 +1,4 @@
-/** The eight metrics of the interface document, part 2. */
+/** The metrics of the interface document, part 2, and the tunnel's (issue 12). */
 export const METRIC = {
   apiRequests: 'stack_api_requests_total',
   apiRequestDuration: 'stack_api_request_duration_seconds',
@@ -9,6 +9,8 @@ export const METRIC = {
   stacks: 'stack_stacks_total',
   driftDetected: 'stack_drift_detected_total',
   workerTransitions: 'stack_worker_transitions_total',
+  tunnelUp: 'stack_tunnel_up',
+  tunnelReconnects: 'stack_tunnel_reconnects_total',
 } as const;
 
 /** Label value for requests no route matched, so unknown paths cannot grow the label set. */

@@ -55,6 +55,14 @@ const providers = [
     help: 'Drift items detected, each counted once when first seen, by kind.',
     labelNames: ['kind'],
   }),
+  makeGaugeProvider({
+    name: METRIC.tunnelUp,
+    help: '1 while this replica holds a running tunnel, else 0.',
+  }),
+  makeCounterProvider({
+    name: METRIC.tunnelReconnects,
+    help: 'Times the tunnel held by this replica dropped and was reconnected.',
+  }),
   makeCounterProvider({
     name: METRIC.workerTransitions,
     help: 'Worker status transitions, by previous and new status.',

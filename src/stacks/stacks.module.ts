@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { AgentGatewayModule } from '../agent-gateway/agent-gateway.module.js';
 import { JobsModule } from '../jobs/jobs.module.js';
 import { DefinitionModule } from './definition/definition.module.js';
+import { StackReportsService } from './stack-reports.service.js';
+import { STACKS_FOR_DRIFT, stacksForDrift } from './stacks-for-drift.js';
 import { StacksController } from './stacks.controller.js';
 import { StacksRepository } from './stacks.repository.js';
 import { StacksService } from './stacks.service.js';
@@ -9,7 +11,16 @@ import { StacksService } from './stacks.service.js';
 @Module({
   imports: [AgentGatewayModule, JobsModule, DefinitionModule],
   controllers: [StacksController],
-  providers: [StacksService, StacksRepository],
-  exports: [StacksService],
+  providers: [
+    StacksService,
+    StacksRepository,
+    StackReportsService,
+    {
+      provide: STACKS_FOR_DRIFT,
+      useFactory: stacksForDrift,
+      inject: [StacksService, StacksRepository, StackReportsService],
+    },
+  ],
+  exports: [StacksService, STACKS_FOR_DRIFT],
 })
 export class StacksModule {}

@@ -4,8 +4,6 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
 import type { Gauge } from 'prom-client';
-import type { StateReportMsg } from '../agent-protocol/index.js';
-import { AgentSessions, type AgentStateHandler } from '../agent-gateway/agent-sessions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import type { Caller } from '../common/request-context.js';
@@ -17,7 +15,8 @@ import type {
   StackRevisionList,
   StackView,
 } from '../contracts/api/stacks.js';
-import { JobsService, view as jobView, type StackJobHooks } from '../jobs/jobs.service.js';
+import type { StackJobHooks } from '../jobs/job-lifecycle.js';
+import { JobsService, view as jobView } from '../jobs/jobs.service.js';
 import { METRIC } from '../metrics/metric-names.js';
 import { DefinitionService } from './definition/definition.service.js';
 import type { StackDefinition } from './definition/definition.types.js';
@@ -25,7 +24,8 @@ import type { PageQueryDto } from '../common/pagination.js';
 import { StackRevisionEntity } from './entities/stack-revision.entity.js';
 import { StackEntity } from './entities/stack.entity.js';
 import { destroyPayload, provisionPayload } from './service-spec.js';
-import { overallHealth, serviceHealth, type WorkerReport } from './stack-health.js';
+import { overallHealth, serviceHealth } from './stack-health.js';
+import { StackReportsService } from './stack-reports.service.js';
 import {
   replaceRaced,
   revisionNotFound,
@@ -36,20 +36,18 @@ import {
 } from './stacks.errors.js';
 import { isNameConflict, StacksRepository } from './stacks.repository.js';
 
-/** Services per state report taken from an agent. */
-const MAX_REPORTED_SERVICES = 2000;
 /** How often stack_stacks_total is re-counted (stacks change on other replicas too). */
 const GAUGE_REFRESH_MS = 15_000;
 
 /**
- * Stacks: definitions stored as revisions, deploy and destroy through jobs, and the agents' state
- * reports that stack health (and drift) read. Stacks belong to the caller's owner.
+ * Stacks: definitions stored as revisions, deploy and destroy through jobs, stack health from the
+ * agents' state reports (stack-reports.service.ts), and the bookkeeping of the stacks' jobs
+ * (StackJobHooks). Stacks belong to the caller's owner. Drift sees stacks through
+ * stacks-for-drift.ts.
  */
 @Injectable()
-export class StacksService implements StackJobHooks, AgentStateHandler, OnModuleInit, OnModuleDestroy {
+export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('stacks');
-  /** The latest state report of each worker connected to this replica. */
-  private readonly reports = new Map<string, WorkerReport>();
   private readonly definitionCache = new Map<string, StackDefinition>();
   private gaugeTimer: NodeJS.Timeout | undefined;
 
@@ -57,14 +55,13 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     private readonly repository: StacksRepository,
     private readonly definitions: DefinitionService,
     private readonly jobs: JobsService,
-    private readonly sessions: AgentSessions,
+    private readonly reports: StackReportsService,
     private readonly audit: AuditService,
     @InjectMetric(METRIC.stacks) private readonly stacksGauge: Gauge<string>,
   ) {}
 
   async onModuleInit(): Promise<void> {
     this.jobs.setStackHooks(this);
-    this.sessions.addStateHandler(this);
     await this.refreshGauge();
     // Other replicas create and delete stacks too.
     this.gaugeTimer = every(this.logger, 'stack-count', GAUGE_REFRESH_MS, () => this.refreshGauge());
@@ -247,7 +244,7 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     const stack = await this.owned(caller, id);
     const revision = stack.deployedRevision ?? stack.revision;
     const definition = (await this.repository.revision(stack.id, revision))?.definition;
-    const report = stack.workerId ? this.reports.get(stack.workerId) : undefined;
+    const report = stack.workerId ? this.reports.reportOf(stack.workerId) : undefined;
     const now = new Date();
     const services = (definition?.services ?? []).map((s) => {
       const state = report?.services.find((r) => r.stack_id === stack.id && r.name === s.name);
@@ -262,26 +259,6 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
       worker_id: stack.workerId,
       reported_at: report?.at.toISOString() ?? null,
     };
-  }
-
-  /** The latest report of a worker, for drift. */
-  reportOf(workerId: string): WorkerReport | undefined {
-    return this.reports.get(workerId);
-  }
-
-  // ---- agents' state reports (AgentStateHandler) ----
-
-  state(workerId: string, report: StateReportMsg): void {
-    this.reports.set(workerId, {
-      at: new Date(),
-      stackIds: new Set((report.stack_ids ?? []).slice(0, MAX_REPORTED_SERVICES)),
-      services: (report.services ?? []).slice(0, MAX_REPORTED_SERVICES),
-      lastJobs: report.last_jobs ?? {},
-    });
-  }
-
-  disconnected(workerId: string): void {
-    this.reports.delete(workerId);
   }
 
   // ---- job hooks (StackJobHooks) ----
@@ -336,23 +313,13 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
     }
   }
 
-  // ---- for drift ----
+  // ---- lookups (drift reads them too, through stacks-for-drift.ts) ----
 
   /** The caller's stack, or 404 (another owner's stack is not found either). */
   async owned(caller: Caller, id: string): Promise<StackEntity> {
     const stack = isUuid(id) ? await this.repository.findInOwner(caller.owner, id) : null;
     if (!stack) throw stackNotFound(id);
     return stack;
-  }
-
-  /** Stacks placed on a worker (any owner: the agent's reports speak for its node). */
-  placedOn(workerId: string): Promise<StackEntity[]> {
-    return this.repository.placedOn(workerId);
-  }
-
-  /** Every placed stack, for the scheduled drift check. */
-  allPlaced(): Promise<StackEntity[]> {
-    return this.repository.allPlaced();
   }
 
   /** The definition of one revision (revisions never change, so they are cached). */
@@ -366,14 +333,6 @@ export class StacksService implements StackJobHooks, AgentStateHandler, OnModule
       this.definitionCache.delete(this.definitionCache.keys().next().value!);
     this.definitionCache.set(key, row.definition);
     return row.definition;
-  }
-
-  async setDriftIgnores(stackId: string, ignores: string[]): Promise<void> {
-    await this.repository.update(stackId, { driftIgnores: ignores });
-  }
-
-  async setDriftStatus(stackId: string, status: StackEntity['driftStatus'], at: Date): Promise<void> {
-    await this.repository.update(stackId, { driftStatus: status, driftCheckedAt: at });
   }
 
   // ---- helpers ----

@@ -41,6 +41,8 @@ export function testEnv(db: TestDatabase, extra: Record<string, string> = {}): R
     AGENT_PORT: '0',
     // Agents dial PUBLIC_URL's host; the gateway advertises the port it bound.
     PUBLIC_URL: 'http://127.0.0.1',
+    // Tests never send traffic off loopback: no public STUN servers unless a test runs its own.
+    TUNNEL_STUN_SERVERS: 'none',
     DATA_DIR: db.dataDir,
     BOOTSTRAP_CLIENT_ID: ADMIN.clientId,
     BOOTSTRAP_CLIENT_SECRET: ADMIN.secret,

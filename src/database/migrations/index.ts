@@ -5,6 +5,7 @@ import { WorkerLinks1764000300000 } from './1764000300000-worker-links.js';
 import { StacksJobs1764000400000 } from './1764000400000-stacks-jobs.js';
 import { Drift1764000500000 } from './1764000500000-drift.js';
 import { WorkerLinksNoError1764000600000 } from './1764000600000-worker-links-no-error.js';
+import { Tunnel1764000700000 } from './1764000700000-tunnel.js';
 
 /** Every migration, oldest first. ESM has no directory globbing, so each is listed here. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   StacksJobs1764000400000,
   Drift1764000500000,
   WorkerLinksNoError1764000600000,
+  Tunnel1764000700000,
 ];

@@ -1,0 +1,46 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { DataSource } from 'typeorm';
+
+/**
+ * Named leases in PostgreSQL: work that must run on one replica at a time (the tunnel, later the
+ * periodic sweeps) takes one and renews it well before it expires; when its holder dies, the lease
+ * runs out and another replica's next attempt takes it. A row and a timestamp rather than an
+ * advisory lock: the embedded database serves every pool connection from one backend session,
+ * where session locks would be granted to everyone; and a lease survives a dropped connection.
+ */
+@Injectable()
+export class Leases {
+  /** This replica, as recorded in `leases.holder`; unique per process. */
+  readonly holder = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Takes `name`, or renews it when this replica holds it; true when this replica holds it now. */
+  async acquire(name: string, ttlMs: number): Promise<boolean> {
+    const rows = await this.dataSource.query<{ holder: string }[]>(
+      `INSERT INTO leases (name, holder, expires_at)
+       VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond')
+       ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+         WHERE leases.holder = EXCLUDED.holder OR leases.expires_at < clock_timestamp()
+       RETURNING holder`,
+      [name, this.holder, Math.max(1, Math.round(ttlMs))],
+    );
+    return rows.length === 1;
+  }
+
+  /** Gives `name` up at once (on stop or shutdown) so another replica need not wait out the TTL. */
+  async release(name: string): Promise<void> {
+    await this.dataSource.query(`DELETE FROM leases WHERE name = $1 AND holder = $2`, [name, this.holder]);
+  }
+
+  /** Who holds `name` now, if anyone. */
+  async holderOf(name: string): Promise<string | undefined> {
+    const rows = await this.dataSource.query<{ holder: string }[]>(
+      `SELECT holder FROM leases WHERE name = $1 AND expires_at >= clock_timestamp()`,
+      [name],
+    );
+    return rows[0]?.holder;
+  }
+}

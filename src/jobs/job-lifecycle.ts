@@ -1,0 +1,155 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Counter, Histogram } from 'prom-client';
+import { AgentSessions } from '../agent-gateway/agent-sessions.js';
+import { METRIC } from '../metrics/metric-names.js';
+import type { JobEntity } from './entities/job.entity.js';
+import { JobEventWriter } from './job-event-writer.js';
+import type { JobEvent, JobState } from './job-state.js';
+import { JobsRepository } from './jobs.repository.js';
+
+/** What the stacks feature does when its jobs move; registered at start. */
+export interface StackJobHooks {
+  /** CPU and memory reserved on each worker by the stacks placed there. */
+  reservations(workerIds: string[]): Promise<Map<string, { cpu: number; memory_bytes: number }>>;
+  /** Jobs were placed on workers (their stacks had none yet): one call per dispatch round. */
+  placed(jobs: JobEntity[]): Promise<void>;
+  /** A job of the stack reached a terminal status; `reachedNode` as for {@link reachedNode}. */
+  finished(job: JobEntity, reachedNode: boolean): Promise<void>;
+  /** The job's agent reported its end: the node now reflects this job (drift compares from here). */
+  reachedNode(job: JobEntity): Promise<void>;
+}
+
+type Moved = Awaited<ReturnType<JobsRepository['transition']>>;
+
+/**
+ * How a job moves, for everything that moves one (the operator API, the dispatcher, the sweeper and
+ * the agents' events): the logged state change, the way back to the queue, the bookkeeping of a job
+ * that ended (metrics, its log record, the stack's hooks), and the cancel command to its agent.
+ * A job that ends or goes back to the queue asks the dispatcher for a round; the dispatcher depends
+ * on this class, so it registers that wish with {@link onQueueChanged} instead.
+ */
+@Injectable()
+export class JobLifecycle {
+  private readonly logger = new Logger('jobs');
+  private hooks: StackJobHooks | undefined;
+  private readonly queueListeners: (() => void)[] = [];
+
+  constructor(
+    private readonly repository: JobsRepository,
+    private readonly sessions: AgentSessions,
+    private readonly writer: JobEventWriter,
+    @InjectMetric(METRIC.jobs) private readonly jobsTotal: Counter<string>,
+    @InjectMetric(METRIC.jobDuration) private readonly jobDuration: Histogram<string>,
+  ) {}
+
+  setStackHooks(hooks: StackJobHooks): void {
+    this.hooks = hooks;
+  }
+
+  /** Called whenever a job may now be dispatched: one ended (its stack is free) or was queued again. */
+  onQueueChanged(listener: () => void): void {
+    this.queueListeners.push(listener);
+  }
+
+  /** The stacks' reservations per worker, for placement; none without stacks. */
+  reservations(workerIds: string[]): Promise<Map<string, { cpu: number; memory_bytes: number }>> {
+    return this.hooks
+      ? this.hooks.reservations(workerIds)
+      : Promise.resolve(new Map<string, { cpu: number; memory_bytes: number }>());
+  }
+
+  async placed(jobs: JobEntity[]): Promise<void> {
+    if (this.hooks && jobs.length > 0) await this.hooks.placed(jobs);
+  }
+
+  async reachedNode(job: JobEntity): Promise<void> {
+    if (this.hooks) await this.hooks.reachedNode(job);
+  }
+
+  /** Every single-job state change: the repository's conditional UPDATE, and a debug record of it. */
+  async transition(...args: Parameters<JobsRepository['transition']>): Promise<Moved> {
+    const moved = await this.repository.transition(...args);
+    if (moved)
+      this.logger.debug(
+        {
+          job_id: moved.job.id,
+          job_type: moved.job.type,
+          worker_id: moved.job.workerId,
+          from: moved.from,
+          to: moved.job.status,
+          event: args[1].type,
+          ...(moved.job.error ? { reason: moved.job.error } : {}),
+        },
+        'job state changed',
+      );
+    return moved;
+  }
+
+  /** Fails an unfinished job with `error`, then its bookkeeping; null when it had already moved on. */
+  async abort(job: JobEntity, error: string): Promise<Moved> {
+    const moved = await this.transition(job.id, { type: 'abort' }, { error, finishedAt: new Date() });
+    if (moved) await this.finished(moved.job, moved.from);
+    return moved;
+  }
+
+  /** A dispatch nobody confirmed: back to the queue, or failed once its attempts are used up. */
+  async requeue(job: JobEntity, reason: string): Promise<void> {
+    const event: JobEvent = job.attempts >= job.maxAttempts ? { type: 'abort' } : { type: 'requeue' };
+    const moved = await this.transition(
+      job.id,
+      event,
+      event.type === 'abort'
+        ? {
+            error: `no agent confirmed the job after ${job.attempts} attempts (${reason})`,
+            finishedAt: new Date(),
+          }
+        : {},
+    );
+    if (!moved) return;
+    if (moved.job.status === 'failed') await this.finished(moved.job, moved.from);
+    else {
+      this.logger.warn(
+        { job_id: job.id, job_type: job.type, worker_id: job.workerId, reason },
+        'job queued again',
+      );
+      this.queueChanged();
+    }
+  }
+
+  /** Metrics, the job's log record, and the stack's bookkeeping, once per terminal transition. */
+  async finished(job: JobEntity, from: JobState, reachedNode = false): Promise<void> {
+    const end = job.finishedAt ?? new Date();
+    const start = job.startedAt ?? job.dispatchedAt ?? job.createdAt;
+    const durationMs = Math.max(0, end.getTime() - start.getTime());
+    this.jobsTotal.inc({ type: job.type, status: job.status });
+    this.jobDuration.observe({ type: job.type, status: job.status }, durationMs / 1000);
+    const level = job.status === 'failed' ? 'warn' : 'log';
+    this.logger[level](
+      {
+        job_id: job.id,
+        job_type: job.type,
+        worker_id: job.workerId,
+        stack_id: job.stackId,
+        duration_ms: durationMs,
+        status: job.status,
+        previous_status: from,
+        error: job.error,
+      },
+      `job ${job.status}`,
+    );
+    this.writer.forgetLineCount(job.id);
+    if (this.hooks) await this.hooks.finished(job, reachedNode);
+    this.queueChanged();
+  }
+
+  /** Tells the job's agent to stop it (and, with `cleanup`, to revert the stack); false if not connected. */
+  sendCancel(job: JobEntity, cleanup: boolean): boolean {
+    if (!job.workerId) return false;
+    return this.sessions.send(job.workerId, { cancel_job: { job_id: job.id, cleanup } });
+  }
+
+  private queueChanged(): void {
+    for (const listener of this.queueListeners) listener();
+  }
+}

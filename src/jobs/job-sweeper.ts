@@ -1,0 +1,92 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { every } from '../common/periodic.js';
+import { AppConfig } from '../config/config.js';
+import type { JobEntity } from './entities/job.entity.js';
+import { JobDispatcher, POLL_MS } from './job-dispatcher.js';
+import { JobLifecycle } from './job-lifecycle.js';
+import { JobsRepository } from './jobs.repository.js';
+
+/**
+ * The sweep, as often as the dispatcher polls: jobs whose worker was deleted, dispatches no agent
+ * confirmed within JOB_ACK_TIMEOUT, and jobs past their timeout.
+ */
+@Injectable()
+export class JobSweeper implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('jobs');
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping = false;
+  private stopped = false;
+
+  constructor(
+    private readonly repository: JobsRepository,
+    private readonly lifecycle: JobLifecycle,
+    private readonly dispatcher: JobDispatcher,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.sweepTimer = every(this.logger, 'jobs-sweep', POLL_MS, () => this.sweep());
+  }
+
+  onModuleDestroy(): void {
+    this.stopped = true;
+    clearInterval(this.sweepTimer);
+  }
+
+  /** The sweeps: unconfirmed dispatches, jobs past their timeout. */
+  private async sweep(): Promise<void> {
+    if (this.sweeping || this.stopped) return;
+    this.sweeping = true;
+    try {
+      for (const job of await this.repository.onRemovedWorkers()) await this.workerRemoved(job);
+      const now = Date.now();
+      const active = await this.repository.findByStatus(['dispatched', 'running', 'cancelling']);
+      for (const job of active) {
+        if (
+          job.status === 'dispatched' &&
+          job.dispatchedAt &&
+          now - job.dispatchedAt.getTime() > this.config.jobAckTimeoutMs
+        ) {
+          await this.lifecycle.requeue(job, 'the agent did not confirm in time');
+          continue;
+        }
+        const since = (job.startedAt ?? job.dispatchedAt)?.getTime();
+        if (since !== undefined && now - since > job.timeoutMs) {
+          const moved = await this.lifecycle.transition(
+            job.id,
+            { type: 'abort' },
+            {
+              error: `timed out after ${job.timeoutMs} ms`,
+              finishedAt: new Date(),
+            },
+          );
+          if (moved) {
+            this.lifecycle.sendCancel(moved.job, false);
+            await this.lifecycle.finished(moved.job, moved.from);
+          }
+        }
+      }
+    } catch (err) {
+      this.logger.warn({ err }, 'job sweep failed');
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  /**
+   * The operator deleted the job's worker: a queued provision is placed afresh; anything else can no
+   * longer reach its node and fails.
+   */
+  private async workerRemoved(job: JobEntity): Promise<void> {
+    if (job.status === 'queued' && job.type === 'provision') {
+      await this.repository.unplace(job.id);
+      this.logger.warn(
+        { job_id: job.id, job_type: job.type, worker_id: job.workerId },
+        'worker removed; placing the job again',
+      );
+      this.dispatcher.wake();
+      return;
+    }
+    await this.lifecycle.abort(job, `worker ${job.workerId} was removed`);
+  }
+}
