@@ -2,6 +2,9 @@ import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
 import type { OAuthError, Problem, ProblemFieldError } from '../contracts/api/problem.js';
 
+/** The body `buildProblem` makes, declared with the other API shapes; re-exported for the server's use. */
+export type { Problem } from '../contracts/api/problem.js';
+
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 export interface ProblemInput {
