@@ -30,8 +30,10 @@ export default tseslint.config(
     },
   },
   // The three programs (docs/architecture.md): the agent and stackctl import their own code, the
-  // agent protocol and src/shared only, never the service's; the service never imports theirs.
+  // agent protocol, the API contracts and src/shared only, never the service's; the service never
+  // imports theirs. src/contracts is types only and imports nothing outside itself.
   ...programBoundaries(),
+  ...contractsBoundary(),
   {
     files: ['**/*.spec.ts', 'test/**/*.ts'],
     rules: {
@@ -46,9 +48,10 @@ export default tseslint.config(
 function programBoundaries() {
   const outside = (depth, allowed) => ({
     regex: `^(\\.\\./){${depth}}(?!${allowed.map((a) => `${a}/`).join('|')})[^./]`,
-    message: 'The agent and stackctl import only their own code, src/agent-protocol and src/shared.',
+    message:
+      'The agent and stackctl import only their own code, src/agent-protocol, src/contracts and src/shared.',
   });
-  const shared = ['agent-protocol', 'shared'];
+  const shared = ['agent-protocol', 'contracts', 'shared'];
   return [
     { files: ['src/agent/*.ts', 'src/cli/*.ts'], depth: 1 },
     { files: ['src/agent/*/*.ts', 'src/cli/*/*.ts'], depth: 2 },
@@ -74,4 +77,47 @@ function programBoundaries() {
         ],
       },
     });
+}
+
+/**
+ * src/contracts: the HTTP API's shapes, which the service, stackctl and the agent (and later other
+ * clients) share. Types only (no values, so importing them costs nothing at run time) and no import
+ * from outside src/contracts: no package, no node: module, no other source folder.
+ */
+function contractsBoundary() {
+  const typesOnly = 'src/contracts holds types only: interfaces, type aliases and type imports/exports.';
+  return [
+    { files: ['src/contracts/*.ts'], depth: 1 },
+    { files: ['src/contracts/*/*.ts'], depth: 2 },
+  ].map(({ files, depth }) => ({
+    files,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(?!\\.{1,2}/)|^(\\.\\./){${depth}}`,
+              message: 'src/contracts imports nothing outside src/contracts.',
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          'ImportDeclaration[importKind="value"]',
+          'ExportNamedDeclaration[exportKind="value"]',
+          'ExportAllDeclaration[exportKind="value"]',
+          'ExportDefaultDeclaration',
+          'VariableDeclaration',
+          'FunctionDeclaration',
+          'ClassDeclaration',
+          'TSEnumDeclaration',
+          'TSModuleDeclaration',
+          'ExpressionStatement',
+        ].map((selector) => ({ selector, message: typesOnly })),
+      ],
+    },
+  }));
 }

@@ -2,7 +2,8 @@ import { DynamicModule, MiddlewareConsumer, Module, NestModule, ValidationPipe }
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import type { ValidationError } from 'class-validator';
 import type { Writable } from 'node:stream';
-import { ValidationFailedError, type ProblemFieldError } from './common/app-error.js';
+import { ValidationFailedError } from './common/app-error.js';
+import type { ProblemFieldError } from './contracts/api/problem.js';
 import { bodyParser } from './common/body-parsers.js';
 import { CommonModule } from './common/common.module.js';
 import { MediaTypeInterceptor } from './common/media-type.js';

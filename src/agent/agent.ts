@@ -12,6 +12,7 @@ import {
   type ServerMessage,
 } from '../agent-protocol/index.js';
 import { MAX_AGENT_MESSAGE_BYTES } from '../agent-protocol/limits.js';
+import type { EnrollmentStatusRequest, EnrollRequest } from '../contracts/api/workers.js';
 import { repairDataDir } from '../shared/private-files.js';
 import {
   certificateFingerprint,
@@ -207,7 +208,7 @@ export class Agent {
     if (!this.options.token)
       throw new FatalAgentError('no identity in the data directory and no --token to enroll with');
     const { keyPem, csrPem } = await newKeyAndCsr(this.options.name ?? hostname());
-    const body = {
+    const body: EnrollRequest = {
       token: this.options.token,
       csr: csrPem,
       hostname: hostname(),
@@ -249,7 +250,7 @@ export class Agent {
       const res = await this.post('/api/v1/orchestrator/workers/enroll/status', {
         worker_id: identity.workerId,
         enrollment_secret: identity.enrollmentSecret,
-      }).catch((err: unknown) => {
+      } satisfies EnrollmentStatusRequest).catch((err: unknown) => {
         if (!this.stopping) this.log.warn({ err: (err as Error).message }, 'approval poll failed');
         return undefined;
       });

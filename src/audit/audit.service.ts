@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { type Page, cursorPage } from '../common/pagination.js';
 import { isOperator } from '../auth/operator.js';
 import { RequestContext, type Caller } from '../common/request-context.js';
+import type { AuditEventView } from '../contracts/api/audit.js';
 import { AuditRepository } from './audit.repository.js';
 import type { ListAuditDto } from './dto/list-audit.dto.js';
 import { AuditEventEntity } from './entities/audit-event.entity.js';
@@ -44,19 +45,6 @@ export interface AuditInput {
   actor?: string | null;
   target?: string | null;
   details?: Record<string, unknown>;
-}
-
-export interface AuditEventView {
-  id: string;
-  at: string;
-  action: string;
-  outcome: string;
-  owner: string | null;
-  actor: string | null;
-  target: string | null;
-  ip: string | null;
-  request_id: string | null;
-  details: Record<string, unknown>;
 }
 
 /**

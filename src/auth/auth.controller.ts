@@ -1,14 +1,16 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { apiPaths } from '../common/paths.js';
-import type { Page } from '../common/pagination.js';
+import type { ClientList, ClientView, CreatedClient } from '../contracts/api/clients.js';
+import type { KeyList, KeyRotation } from '../contracts/api/keys.js';
+import type { TokenValidation } from '../contracts/api/oauth.js';
 import { Caller, RequireScopes } from './auth.decorators.js';
-import { AuthService, type ValidationResult } from './auth.service.js';
-import { ClientsService, type ClientView, type CreatedClient } from './clients.service.js';
+import { AuthService } from './auth.service.js';
+import { ClientsService } from './clients.service.js';
 import { CreateClientDto } from './dto/create-client.dto.js';
 import { ListClientsDto } from './dto/list-clients.dto.js';
 import { UpdateClientDto } from './dto/update-client.dto.js';
 import { assertOperator } from './operator.js';
-import { SigningKeysService, type KeyView } from './signing-keys.service.js';
+import { SigningKeysService } from './signing-keys.service.js';
 
 @Controller(apiPaths('auth'))
 export class AuthController {
@@ -21,7 +23,7 @@ export class AuthController {
   /** Any valid access token: its claims. */
   @Get('validate')
   @RequireScopes()
-  validate(@Caller() caller: Caller): ValidationResult {
+  validate(@Caller() caller: Caller): TokenValidation {
     return this.auth.validate(caller);
   }
 
@@ -33,11 +35,8 @@ export class AuthController {
 
   @Get('clients')
   @RequireScopes('admin')
-  async list(
-    @Caller() caller: Caller,
-    @Query() query: ListClientsDto,
-  ): Promise<{ clients: ClientView[]; next_cursor: string | null }> {
-    const page: Page<ClientView> = await this.clients.list(caller, query);
+  async list(@Caller() caller: Caller, @Query() query: ListClientsDto): Promise<ClientList> {
+    const page = await this.clients.list(caller, query);
     return { clients: page.items, next_cursor: page.next_cursor };
   }
 
@@ -60,14 +59,14 @@ export class AuthController {
 
   @Get('keys')
   @RequireScopes('admin')
-  listKeys(@Caller() caller: Caller): { keys: KeyView[] } {
+  listKeys(@Caller() caller: Caller): KeyList {
     assertOperator(caller);
     return { keys: this.keys.list() };
   }
 
   @Post('keys/rotate')
   @RequireScopes('admin')
-  async rotate(@Caller() caller: Caller): Promise<{ kid: string; retired: string[] }> {
+  async rotate(@Caller() caller: Caller): Promise<KeyRotation> {
     assertOperator(caller);
     const result = await this.keys.rotate();
     return result;

@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { RequestContext, type Caller } from '../common/request-context.js';
 import { randomToken, tokenDigest } from '../common/secrets.js';
 import { AppConfig } from '../config/config.js';
+import type { TokenResponse, TokenValidation } from '../contracts/api/oauth.js';
 import {
   invalidClient,
   invalidGrant,
@@ -25,27 +26,6 @@ const CLEANUP_INTERVAL_MS = 3_600_000;
 
 /** The fields of a token request, from a JSON or form body. */
 export type TokenRequestBody = Record<string, unknown>;
-
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  refresh_token: string;
-  scope: string;
-}
-
-export interface ValidationResult {
-  active: true;
-  client_id: string;
-  sub: string;
-  owner: string;
-  scope: string;
-  iss: string;
-  aud: string | string[];
-  exp: number;
-  iat: number;
-  jti: string;
-}
 
 /** RFC 6749 grants (client credentials, refresh token) issuing RFC 9068 access tokens. */
 @Injectable()
@@ -88,7 +68,7 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** `GET .../auth/validate`: the verified token's claims. */
-  validate(caller: Caller): ValidationResult {
+  validate(caller: Caller): TokenValidation {
     const c = caller.claims;
     return {
       active: true,

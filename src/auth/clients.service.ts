@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
 import { ConflictError, NotFoundError } from '../common/app-error.js';
+import type { ClientView, CreatedClient } from '../contracts/api/clients.js';
 import { type Page, cursorPage } from '../common/pagination.js';
 import { RequestContext, type Caller } from '../common/request-context.js';
 import { DUMMY_SECRET_HASH, hashSecret, randomToken, verifySecret } from '../common/secrets.js';
@@ -16,21 +17,6 @@ import { OPERATOR_OWNER } from './scopes.js';
 
 /** How long a replica trusts that a client still exists and is enabled when checking a token. */
 const ACTIVE_CACHE_MS = 5000;
-
-export interface ClientView {
-  client_id: string;
-  name: string;
-  owner: string;
-  scopes: string[];
-  disabled: boolean;
-  created_at: string;
-  last_used_at: string | null;
-}
-
-export interface CreatedClient extends ClientView {
-  /** Shown once; only its scrypt hash is stored. */
-  client_secret: string;
-}
 
 @Injectable()
 export class ClientsService implements OnApplicationBootstrap {

@@ -1,7 +1,8 @@
 import { Body, Controller, Get, Header, Headers, HttpCode, Post } from '@nestjs/common';
 import { Consumes } from '../common/media-type.js';
 import { Public } from './auth.decorators.js';
-import { AuthService, type TokenRequestBody, type TokenResponse } from './auth.service.js';
+import type { TokenResponse } from '../contracts/api/oauth.js';
+import { AuthService, type TokenRequestBody } from './auth.service.js';
 import { SigningKeysService } from './signing-keys.service.js';
 
 /** The OAuth 2.0 token endpoint and the published key set, at the service root. */

@@ -11,6 +11,7 @@ import {
 import { withLowS } from './es256.js';
 import { AuditService } from '../audit/audit.service.js';
 import { SecretBox } from '../common/secret-box.js';
+import type { KeyRotation, KeyView } from '../contracts/api/keys.js';
 import { AppConfig } from '../config/config.js';
 import { SigningKeyEntity } from './entities/signing-key.entity.js';
 import { SigningKeysRepository } from './signing-keys.repository.js';
@@ -30,14 +31,6 @@ interface LoadedKey {
   createdAt: Date;
   retiredAt: Date | null;
   publishUntil: Date | null;
-}
-
-export interface KeyView {
-  kid: string;
-  alg: string;
-  status: 'signing' | 'published';
-  created_at: string;
-  publish_until: string | null;
 }
 
 /**
@@ -116,7 +109,7 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Adds a new signing key; the previous ones stay published for a token lifetime and a margin. */
-  async rotate(): Promise<{ kid: string; retired: string[] }> {
+  async rotate(): Promise<KeyRotation> {
     const key = this.newKey();
     const publishFor = this.config.accessTokenTtlMs + RELOAD_INTERVAL_MS + CLOCK_SKEW_MS;
     const retired = await this.repository.rotate(key, publishFor);

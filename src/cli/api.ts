@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { TokenRequest } from '../contracts/api/index.js';
 import type { Connection } from './args.js';
 import { CliError, EXIT_FAILURE } from './errors.js';
 
@@ -96,7 +97,7 @@ export class ApiClient {
         grant_type: 'client_credentials',
         client_id: this.connection.clientId,
         client_secret: this.connection.clientSecret,
-      }),
+      } satisfies TokenRequest),
     });
     if (answer.status !== 200) throw problemError(answer);
     const body = isObject(answer.body) ? answer.body : {};

@@ -1,11 +1,4 @@
-/** A field-level error inside a problem's `errors` array. */
-export interface ProblemFieldError {
-  path: string;
-  message: string;
-  category?: string;
-  line?: number;
-  column?: number;
-}
+import type { ProblemFieldError } from '../contracts/api/problem.js';
 
 /**
  * The base of every coded error a feature throws (each feature's `<f>.errors.ts` subclasses or

@@ -1,12 +1,13 @@
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ValidationFailedError } from './app-error.js';
+import type { PageQuery } from '../contracts/api/page.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
 /** `?limit=&cursor=` for cursor-paginated lists. */
-export class PageQueryDto {
+export class PageQueryDto implements PageQuery {
   @IsOptional()
   @Type(() => Number)
   @IsInt()

@@ -1,20 +1,11 @@
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
-import type { ProblemFieldError } from './app-error.js';
+import type { OAuthError, Problem, ProblemFieldError } from '../contracts/api/problem.js';
+
+/** The body `buildProblem` makes, declared with the other API shapes; re-exported for the server's use. */
+export type { Problem } from '../contracts/api/problem.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
-
-/** RFC 9457 body with the service's `code` and `request_id` extensions. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance: string;
-  code: string;
-  request_id: string;
-  errors?: ProblemFieldError[];
-}
 
 export interface ProblemInput {
   /** RFC 6749 error code, for errors of the token endpoint. */
@@ -75,12 +66,11 @@ export function sendProblem(req: Request, res: Response, input: ProblemInput): v
   if (req.originalUrl.split('?')[0] === OAUTH_TOKEN_PATH) {
     res.setHeader('Pragma', 'no-cache');
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.send(
-      JSON.stringify({
-        error: input.oauthError ?? oauthErrorFor(input.status),
-        error_description: input.detail,
-      }),
-    );
+    const body: OAuthError = {
+      error: input.oauthError ?? oauthErrorFor(input.status),
+      error_description: input.detail,
+    };
+    res.send(JSON.stringify(body));
     return;
   }
   res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);

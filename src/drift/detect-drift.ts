@@ -1,9 +1,8 @@
 import { commandDigest, envDigest } from '../agent-protocol/config-digest.js';
 import type { ServiceStateMsg } from '../agent-protocol/index.js';
+import type { DriftKind } from '../contracts/api/drift.js';
 import type { ServiceDefinition } from '../stacks/definition/definition.types.js';
 import { serviceDigest } from '../stacks/service-spec.js';
-
-export type DriftKind = 'missing' | 'modified' | 'unexpected';
 
 /** One difference between the desired and the actual state. `field` is '' unless `modified`. */
 export interface DriftFinding {

@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
-import { DriftService, type DriftView } from './drift.service.js';
+import type { DriftResolve, DriftView } from '../contracts/api/drift.js';
+import { DriftService } from './drift.service.js';
 import { DriftResourcesDto } from './dto/drift-resources.dto.js';
 
 @Controller(orchestratorPaths('stacks'))
@@ -18,7 +19,7 @@ export class DriftController {
   @Post(':id/drift/resolve')
   @RequireScopes('orchestrator:write')
   @HttpCode(202)
-  resolve(@Caller() caller: Caller, @Param('id') id: string) {
+  resolve(@Caller() caller: Caller, @Param('id') id: string): Promise<DriftResolve> {
     return this.drift.resolve(caller, id);
   }
 

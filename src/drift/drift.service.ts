@@ -7,37 +7,14 @@ import type { StateReportMsg } from '../agent-protocol/index.js';
 import { AgentSessions, type AgentStateHandler } from '../agent-gateway/agent-sessions.js';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/config.js';
-import type { JobView } from '../jobs/jobs.service.js';
+import type { DriftResolve, DriftStatus, DriftView } from '../contracts/api/drift.js';
 import { METRIC } from '../metrics/metric-names.js';
 import type { StackEntity } from '../stacks/entities/stack.entity.js';
 import { STACKS_FOR_DRIFT, type StacksForDrift } from '../stacks/stacks-for-drift.js';
-import { detectDrift, key, type DriftFinding, type DriftKind } from './detect-drift.js';
+import { detectDrift, key, type DriftFinding } from './detect-drift.js';
 import { nothingToResolve, unknownResources } from './drift.errors.js';
 import { DriftRepository } from './drift.repository.js';
 import { DriftItemEntity } from './entities/drift-item.entity.js';
-
-export type DriftStatus = 'in_sync' | 'drifted' | 'unknown';
-
-export interface DriftItemView {
-  resource: string;
-  kind: DriftKind;
-  worker_id: string | null;
-  field: string | null;
-  desired: string | null;
-  actual: string | null;
-  ignored: boolean;
-  detected_at: string;
-  last_seen: string;
-}
-
-export interface DriftView {
-  stack_id: string;
-  status: DriftStatus;
-  checked_at: string | null;
-  revision: number;
-  items: DriftItemView[];
-  ignored_resources: string[];
-}
 
 /** Items kept per stack and characters kept per value. */
 const MAX_ITEMS = 500;
@@ -129,7 +106,7 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
   }
 
   /** A provision job that re-applies the current revision, replacing what was modified; 409 if nothing drifted. */
-  async resolve(caller: Caller, stackId: string): Promise<{ job_id: string; job: JobView }> {
+  async resolve(caller: Caller, stackId: string): Promise<DriftResolve> {
     const stack = await this.stacks.owned(caller, stackId);
     const items = (await this.repository.items(stack.id)).filter(
       (i) => !stack.driftIgnores.includes(i.resource),

@@ -4,30 +4,11 @@ import { formatDuration } from '../common/duration.js';
 import { StartupState } from '../common/startup-state.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../common/version.js';
 import { DatabaseHealth } from './database.health.js';
+import type { CheckName, OrchestratorHealth, ServerInfo } from '../contracts/api/orchestrator.js';
 
-/** The checks the document names; `ok` when passing, else a word saying why. */
-export type CheckName = 'database' | 'grpc' | 'workers';
 export type CheckFn = () => Promise<string> | string;
 
 export const NOT_CONFIGURED = 'not_configured';
-
-export interface OrchestratorHealth {
-  status: 'healthy' | 'degraded' | 'unhealthy';
-  version: string;
-  uptime: string;
-  checks: Record<CheckName, string>;
-}
-
-export interface ServerInfo {
-  name: string;
-  version: string;
-  mode: 'self-hosted';
-  api_versions: string[];
-  started_at: string;
-  uptime: string;
-  agent_endpoint: string;
-  ca_fingerprint: string | null;
-}
 
 /**
  * Composes `GET .../orchestrator/health` and `.../info`. Features that own a check (the agent

@@ -2,11 +2,8 @@ import { Controller, Get, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { Public, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
-import {
-  OrchestratorHealthService,
-  type OrchestratorHealth,
-  type ServerInfo,
-} from './orchestrator-health.service.js';
+import type { OrchestratorHealth, ServerInfo } from '../contracts/api/orchestrator.js';
+import { OrchestratorHealthService } from './orchestrator-health.service.js';
 
 @Controller(orchestratorPaths())
 export class OrchestratorController {

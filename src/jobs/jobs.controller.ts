@@ -4,7 +4,8 @@ import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import { JobLogsDto } from './dto/job-logs.dto.js';
 import { ListJobsDto } from './dto/list-jobs.dto.js';
-import { JobsService, type JobView } from './jobs.service.js';
+import type { JobCleanup, JobList, JobLogPage, JobView } from '../contracts/api/jobs.js';
+import { JobsService } from './jobs.service.js';
 
 @Controller(orchestratorPaths('jobs'))
 export class JobsController {
@@ -12,10 +13,7 @@ export class JobsController {
 
   @Get()
   @RequireScopes('orchestrator:read')
-  async list(
-    @Caller() caller: Caller,
-    @Query() query: ListJobsDto,
-  ): Promise<{ jobs: JobView[]; next_cursor: string | null }> {
+  async list(@Caller() caller: Caller, @Query() query: ListJobsDto): Promise<JobList> {
     const page = await this.jobs.list(caller, query);
     return { jobs: page.items, next_cursor: page.next_cursor };
   }
@@ -29,7 +27,7 @@ export class JobsController {
   /** The job's output lines, oldest first; page with `after=<next_after>`. */
   @Get(':id/logs')
   @RequireScopes('orchestrator:read')
-  logs(@Caller() caller: Caller, @Param('id') id: string, @Query() query: JobLogsDto) {
+  logs(@Caller() caller: Caller, @Param('id') id: string, @Query() query: JobLogsDto): Promise<JobLogPage> {
     return this.jobs.logs(caller, id, query.after, query.limit);
   }
 
@@ -49,7 +47,7 @@ export class JobsController {
   @Post(':id/cleanup')
   @RequireScopes('orchestrator:write')
   @HttpCode(200)
-  cleanup(@Caller() caller: Caller, @Param('id') id: string) {
+  cleanup(@Caller() caller: Caller, @Param('id') id: string): Promise<JobCleanup> {
     return this.jobs.cleanup(caller, id);
   }
 }

@@ -5,33 +5,15 @@ import { isUuid } from '../common/ids.js';
 import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import type { Caller } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
+import type { JobCleanup, JobLogPage, JobView } from '../contracts/api/jobs.js';
 import type { ListJobsDto } from './dto/list-jobs.dto.js';
-import { JobEntity, type JobPayload, type JobServiceResult } from './entities/job.entity.js';
+import { JobEntity, type JobPayload } from './entities/job.entity.js';
 import { JobDispatcher } from './job-dispatcher.js';
 import { JobEventWriter } from './job-event-writer.js';
 import { JobLifecycle, type StackJobHooks } from './job-lifecycle.js';
-import { isTerminal, type JobState, type JobType } from './job-state.js';
+import { isTerminal, type JobType } from './job-state.js';
 import { jobFinished, jobNotFound, nothingToCleanUp, stackBusy } from './jobs.errors.js';
 import { isActiveJobConflict, JobsRepository } from './jobs.repository.js';
-
-export interface JobView {
-  id: string;
-  type: JobType;
-  stack_id: string;
-  stack_name: string;
-  revision: number;
-  worker_id: string | null;
-  status: JobState;
-  progress: number;
-  attempts: number;
-  max_attempts: number;
-  error: string | null;
-  results: JobServiceResult[] | null;
-  created_at: string;
-  dispatched_at: string | null;
-  started_at: string | null;
-  finished_at: string | null;
-}
 
 export interface NewJob {
   owner: string;
@@ -150,17 +132,7 @@ export class JobsService {
     return view(await this.findOwned(caller, id));
   }
 
-  async logs(
-    caller: Caller,
-    id: string,
-    after = 0,
-    limit = 1000,
-  ): Promise<{
-    job_id: string;
-    lines: { time: string; line: string }[];
-    next_after: number;
-    complete: boolean;
-  }> {
+  async logs(caller: Caller, id: string, after = 0, limit = 1000): Promise<JobLogPage> {
     const job = await this.findOwned(caller, id);
     await this.writer.written();
     const rows = await this.repository.logs(job.id, after, limit);
@@ -202,7 +174,7 @@ export class JobsService {
    * again; the worker, when connected, stops the job and reverts the stack on the node to the state
    * the last successful job applied. A failed or cancelled job only gets the revert on the worker.
    */
-  async cleanup(caller: Caller, id: string): Promise<{ job: JobView; worker_notified: boolean }> {
+  async cleanup(caller: Caller, id: string): Promise<JobCleanup> {
     const job = await this.findOwned(caller, id);
     if (job.status === 'succeeded') throw nothingToCleanUp(id);
     let current = job;

@@ -2,7 +2,8 @@ import { Body, Controller, Get, Patch } from '@nestjs/common';
 import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import { UpdateSettingsDto } from './dto/update-settings.dto.js';
-import { SettingsService, type SettingsView } from './settings.service.js';
+import type { SettingsView } from '../contracts/api/settings.js';
+import { SettingsService } from './settings.service.js';
 
 @Controller(orchestratorPaths('settings'))
 export class SettingsController {

@@ -4,18 +4,13 @@ import { AuditService } from '../audit/audit.service.js';
 import type { Caller } from '../auth/auth.decorators.js';
 import { assertOperator } from '../auth/operator.js';
 import { AppConfig, type LogLevel } from '../config/config.js';
+import type { SettingsView } from '../contracts/api/settings.js';
 import { LogLevelService } from '../logging/log-level.service.js';
 import type { UpdateSettingsDto } from './dto/update-settings.dto.js';
 import { noSettingsGiven } from './settings.errors.js';
 import { SettingsRepository } from './settings.repository.js';
 
 const LOG_LEVEL_KEY = 'log_level';
-
-export interface SettingsView {
-  log_level: LogLevel;
-  /** When the stored setting last changed; null while the configured default applies. */
-  updated_at: string | null;
-}
 
 /**
  * Runtime settings. A change is stored in the database and applied at once; the stored value is

@@ -1,23 +1,6 @@
 import { formatDuration } from '../common/duration.js';
 import type { ServiceStateMsg } from '../agent-protocol/index.js';
-
-export type ServiceHealthStatus =
-  'healthy' | 'unhealthy' | 'starting' | 'restarting' | 'stopped' | 'missing' | 'unknown';
-
-export interface ServiceHealthView {
-  name: string;
-  status: ServiceHealthStatus;
-  uptime: string;
-  health_check?: { url: string; status_code: number; latency_ms: number };
-}
-
-export interface StackHealthView {
-  stack_id: string;
-  overall: 'healthy' | 'degraded' | 'unhealthy' | 'unknown';
-  services: ServiceHealthView[];
-  worker_id: string | null;
-  reported_at: string | null;
-}
+import type { ServiceHealthStatus, ServiceHealthView, StackHealthView } from '../contracts/api/stacks.js';
 
 export interface WorkerReport {
   at: Date;

@@ -1,5 +1,5 @@
 import type { Caller } from '../common/request-context.js';
-import type { JobView } from '../jobs/jobs.service.js';
+import type { JobView } from '../contracts/api/jobs.js';
 import type { StackDefinition } from './definition/definition.types.js';
 import type { StackEntity } from './entities/stack.entity.js';
 import type { WorkerReport } from './stack-health.js';

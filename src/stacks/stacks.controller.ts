@@ -15,9 +15,15 @@ import { YAML_TYPES } from '../common/body-parsers.js';
 import { Consumes } from '../common/media-type.js';
 import { PageQueryDto } from '../common/pagination.js';
 import { orchestratorPaths } from '../common/paths.js';
-import type { JobView } from '../jobs/jobs.service.js';
-import type { StackHealthView } from './stack-health.js';
-import { StacksService, type StackView } from './stacks.service.js';
+import type { JobView } from '../contracts/api/jobs.js';
+import type {
+  StackHealthView,
+  StackList,
+  StackRevision,
+  StackRevisionList,
+  StackView,
+} from '../contracts/api/stacks.js';
+import { StacksService } from './stacks.service.js';
 
 @Controller(orchestratorPaths('stacks'))
 export class StacksController {
@@ -33,10 +39,7 @@ export class StacksController {
 
   @Get()
   @RequireScopes('orchestrator:read')
-  async list(
-    @Caller() caller: Caller,
-    @Query() query: PageQueryDto,
-  ): Promise<{ stacks: StackView[]; next_cursor: string | null }> {
+  async list(@Caller() caller: Caller, @Query() query: PageQueryDto): Promise<StackList> {
     const page = await this.stacks.list(caller, query);
     return { stacks: page.items, next_cursor: page.next_cursor };
   }
@@ -77,7 +80,7 @@ export class StacksController {
 
   @Get(':id/revisions')
   @RequireScopes('orchestrator:read')
-  revisions(@Caller() caller: Caller, @Param('id') id: string) {
+  revisions(@Caller() caller: Caller, @Param('id') id: string): Promise<StackRevisionList> {
     return this.stacks.revisions(caller, id);
   }
 
@@ -87,7 +90,7 @@ export class StacksController {
     @Caller() caller: Caller,
     @Param('id') id: string,
     @Param('revision', ParseIntPipe) revision: number,
-  ) {
+  ): Promise<StackRevision> {
     return this.stacks.revision(caller, id, revision);
   }
 }

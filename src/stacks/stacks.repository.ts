@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, Repository } from 'typeorm';
 import type { Cursor } from '../common/pagination.js';
 import { StackRevisionEntity } from './entities/stack-revision.entity.js';
-import { StackEntity, type StackStatus } from './entities/stack.entity.js';
+import type { StackStatus } from '../contracts/api/stacks.js';
+import { StackEntity } from './entities/stack.entity.js';
 
 /** Postgres unique violation on (owner, name). */
 export const isNameConflict = (err: unknown): boolean => (err as { code?: string }).code === '23505';

@@ -8,8 +8,15 @@ import { AuditService } from '../audit/audit.service.js';
 import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import type { Caller } from '../common/request-context.js';
 import type { JobEntity } from '../jobs/entities/job.entity.js';
+import type { JobView } from '../contracts/api/jobs.js';
+import type {
+  StackHealthView,
+  StackRevision,
+  StackRevisionList,
+  StackView,
+} from '../contracts/api/stacks.js';
 import type { StackJobHooks } from '../jobs/job-lifecycle.js';
-import { JobsService, view as jobView, type JobView } from '../jobs/jobs.service.js';
+import { JobsService, view as jobView } from '../jobs/jobs.service.js';
 import { METRIC } from '../metrics/metric-names.js';
 import { DefinitionService } from './definition/definition.service.js';
 import type { StackDefinition } from './definition/definition.types.js';
@@ -17,7 +24,7 @@ import type { PageQueryDto } from '../common/pagination.js';
 import { StackRevisionEntity } from './entities/stack-revision.entity.js';
 import { StackEntity } from './entities/stack.entity.js';
 import { destroyPayload, provisionPayload } from './service-spec.js';
-import { overallHealth, serviceHealth, type StackHealthView } from './stack-health.js';
+import { overallHealth, serviceHealth } from './stack-health.js';
 import { StackReportsService } from './stack-reports.service.js';
 import {
   replaceRaced,
@@ -31,20 +38,6 @@ import { isNameConflict, StacksRepository } from './stacks.repository.js';
 
 /** How often stack_stacks_total is re-counted (stacks change on other replicas too). */
 const GAUGE_REFRESH_MS = 15_000;
-
-export interface StackView {
-  id: string;
-  name: string;
-  status: string;
-  stackkit: string;
-  variant: string;
-  revision: number;
-  deployed_revision: number | null;
-  worker_id: string | null;
-  services: string[];
-  created_at: string;
-  updated_at: string;
-}
 
 /**
  * Stacks: definitions stored as revisions, deploy and destroy through jobs, stack health from the
@@ -133,7 +126,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     return this.view(stack, await this.definitionOf(stack));
   }
 
-  async revisions(caller: Caller, id: string) {
+  async revisions(caller: Caller, id: string): Promise<StackRevisionList> {
     const stack = await this.owned(caller, id);
     const rows = await this.repository.listRevisions(stack.id);
     return {
@@ -148,7 +141,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     };
   }
 
-  async revision(caller: Caller, id: string, revision: number) {
+  async revision(caller: Caller, id: string, revision: number): Promise<StackRevision> {
     const stack = await this.owned(caller, id);
     const row = await this.repository.revision(stack.id, revision);
     if (!row) throw revisionNotFound(id, revision);

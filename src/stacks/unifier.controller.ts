@@ -3,7 +3,8 @@ import { RequireScopes } from '../auth/auth.decorators.js';
 import { YAML_TYPES } from '../common/body-parsers.js';
 import { Consumes } from '../common/media-type.js';
 import { orchestratorPaths } from '../common/paths.js';
-import { DefinitionService, type ValidationSummary } from './definition/definition.service.js';
+import type { ValidationSummary } from '../contracts/api/stacks.js';
+import { DefinitionService } from './definition/definition.service.js';
 
 @Controller(orchestratorPaths('unifier'))
 export class UnifierController {

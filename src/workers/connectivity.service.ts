@@ -5,22 +5,12 @@ import { probeAnswer, type ConnectivityReportMsg } from '../agent-protocol/index
 import { AgentSessions } from '../agent-gateway/agent-sessions.js';
 import type { Caller } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
+import type { ConnectivityCheck, ConnectivityView } from '../contracts/api/workers.js';
 import { ConnectivityRepository, type LinkRow } from './connectivity.repository.js';
 
 const PROBE_TIMEOUT_MS = 2000;
 /** A probe round's id is accepted back for this long. */
 const PROBE_ACCEPT_MS = 60_000;
-
-export interface ConnectivityView {
-  workers: string[];
-  links: {
-    from: string;
-    to: string;
-    reachable: boolean;
-    rtt_ms: number | null;
-    checked_at: string;
-  }[];
-}
 
 interface Peer {
   owner: string;
@@ -75,7 +65,7 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Asks every connected agent (of `owner`, or of every owner) to probe its owner's other agents. */
-  probe(owner?: string): { probe_id: string; workers: number } {
+  probe(owner?: string): ConnectivityCheck {
     const probeId = randomUUID();
     const asked = new Map<string, Set<string>>();
     for (const [id, peer] of this.peers) {
@@ -106,7 +96,7 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** `POST .../workers/connectivity/check`: a round for the caller's owner. */
-  check(caller: Caller): { probe_id: string; workers: number } {
+  check(caller: Caller): ConnectivityCheck {
     return this.probe(caller.owner);
   }
 

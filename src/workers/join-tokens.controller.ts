@@ -3,7 +3,8 @@ import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { PageQueryDto } from '../common/pagination.js';
 import { orchestratorPaths } from '../common/paths.js';
 import { CreateJoinTokenDto } from './dto/create-join-token.dto.js';
-import { JoinTokensService, type CreatedJoinToken, type JoinTokenView } from './join-tokens.service.js';
+import type { CreatedJoinToken, JoinTokenList } from '../contracts/api/join-tokens.js';
+import { JoinTokensService } from './join-tokens.service.js';
 
 @Controller(orchestratorPaths('join-tokens'))
 export class JoinTokensController {
@@ -17,10 +18,7 @@ export class JoinTokensController {
 
   @Get()
   @RequireScopes('workers:admin')
-  async list(
-    @Caller() caller: Caller,
-    @Query() query: PageQueryDto,
-  ): Promise<{ join_tokens: JoinTokenView[]; next_cursor: string | null }> {
+  async list(@Caller() caller: Caller, @Query() query: PageQueryDto): Promise<JoinTokenList> {
     const page = await this.joinTokens.list(caller, query);
     return { join_tokens: page.items, next_cursor: page.next_cursor };
   }

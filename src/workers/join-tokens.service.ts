@@ -8,6 +8,7 @@ import type { Caller } from '../common/request-context.js';
 import { randomToken, tokenDigest } from '../common/secrets.js';
 import { ValidationFailedError } from '../common/app-error.js';
 import { AppConfig } from '../config/config.js';
+import type { CreatedJoinToken, JoinTokenView } from '../contracts/api/join-tokens.js';
 import type { CreateJoinTokenDto } from './dto/create-join-token.dto.js';
 import { JoinTokenEntity } from './entities/join-token.entity.js';
 import { JoinTokensRepository } from './join-tokens.repository.js';
@@ -17,25 +18,6 @@ const PREFIX = 'sojt_';
 const MAX_TTL_MS = 365 * 86_400_000;
 /** `sojt_<id>.<secret>`: the id is public (lists show it), the secret is 256 random bits. */
 const TOKEN_FORMAT = /^sojt_([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})$/;
-
-export interface JoinTokenView {
-  id: string;
-  pre_approved: boolean;
-  labels: Record<string, string>;
-  created_at: string;
-  expires_at: string;
-  revoked_at: string | null;
-  expired: boolean;
-  uses: number;
-}
-
-export interface CreatedJoinToken {
-  token: string;
-  id: string;
-  expires_at: string;
-  pre_approved: boolean;
-  labels: Record<string, string>;
-}
 
 @Injectable()
 export class JoinTokensService {

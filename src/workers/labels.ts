@@ -1,4 +1,5 @@
-import { ValidationFailedError, type ProblemFieldError } from '../common/app-error.js';
+import { ValidationFailedError } from '../common/app-error.js';
+import type { ProblemFieldError } from '../contracts/api/problem.js';
 
 const KEY = /^[a-z0-9]([a-z0-9._/-]{0,61}[a-z0-9])?$/;
 const MAX_LABELS = 32;

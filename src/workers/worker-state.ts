@@ -1,13 +1,11 @@
+import type { WorkerMetrics } from '../contracts/api/workers.js';
+
 /** The worker states of the interface document, part 3. */
 export const WORKER_STATES = ['healthy', 'degraded', 'unhealthy', 'unreachable', 'pending'] as const;
 export type WorkerState = (typeof WORKER_STATES)[number];
 
-export interface NodeMetrics {
-  cpu_percent: number;
-  memory_percent: number;
-  disk_percent: number;
-  containers_running: number;
-}
+/** What heartbeats carry, stored and shown as the worker's `metrics`. */
+export type NodeMetrics = WorkerMetrics;
 
 /** What the agent says about itself with each heartbeat. */
 export interface AgentReport {

@@ -1,10 +1,18 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { Caller, Public, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
-import { ConnectivityService, type ConnectivityView } from './connectivity.service.js';
+import type {
+  ConnectivityCheck,
+  ConnectivityView,
+  EnrollmentResult,
+  EnrollmentStatus,
+  WorkerList,
+  WorkerView,
+} from '../contracts/api/workers.js';
+import { ConnectivityService } from './connectivity.service.js';
 import { EnrollDto, EnrollmentStatusDto } from './dto/enroll.dto.js';
 import { ListWorkersDto } from './dto/list-workers.dto.js';
-import { WorkersService, type EnrollmentResult, type WorkerView } from './workers.service.js';
+import { WorkersService } from './workers.service.js';
 
 @Controller(orchestratorPaths('workers'))
 export class WorkersController {
@@ -15,10 +23,7 @@ export class WorkersController {
 
   @Get()
   @RequireScopes('orchestrator:read')
-  async list(
-    @Caller() caller: Caller,
-    @Query() query: ListWorkersDto,
-  ): Promise<{ workers: WorkerView[]; next_cursor: string | null }> {
+  async list(@Caller() caller: Caller, @Query() query: ListWorkersDto): Promise<WorkerList> {
     const page = await this.workers.list(caller, query);
     return { workers: page.items, next_cursor: page.next_cursor };
   }
@@ -34,7 +39,7 @@ export class WorkersController {
   @Post('enroll/status')
   @Public()
   @HttpCode(200)
-  enrollmentStatus(@Body() body: EnrollmentStatusDto) {
+  enrollmentStatus(@Body() body: EnrollmentStatusDto): Promise<EnrollmentStatus> {
     return this.workers.enrollmentStatus(body);
   }
 
@@ -49,7 +54,7 @@ export class WorkersController {
   @Post('connectivity/check')
   @RequireScopes('workers:admin')
   @HttpCode(202)
-  checkConnectivity(@Caller() caller: Caller): { probe_id: string; workers: number } {
+  checkConnectivity(@Caller() caller: Caller): ConnectivityCheck {
     return this.connectivity.check(caller);
   }
 

@@ -21,6 +21,7 @@ import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import { RequestContext, type Caller } from '../common/request-context.js';
 import { randomToken, tokenDigest } from '../common/secrets.js';
 import { AppConfig } from '../config/config.js';
+import type { EnrollmentResult, EnrollmentStatus, WorkerView } from '../contracts/api/workers.js';
 import { OrchestratorHealthService } from '../health/orchestrator-health.service.js';
 import { METRIC } from '../metrics/metric-names.js';
 import { ConnectivityService } from './connectivity.service.js';
@@ -47,36 +48,6 @@ import { WorkersRepository } from './workers.repository.js';
 
 /** Missing this many heartbeat intervals makes a worker unreachable. */
 const MISSED_INTERVALS = 3;
-
-export interface WorkerView {
-  id: string;
-  name: string;
-  status: WorkerState;
-  last_heartbeat: string | null;
-  metrics: NodeMetrics | null;
-  hostname: string;
-  address: string;
-  os: string;
-  arch: string;
-  driver: string;
-  labels: Record<string, string>;
-  version: string;
-  connected: boolean;
-  approved_at: string | null;
-  created_at: string;
-}
-
-export interface EnrollmentResult {
-  worker_id: string;
-  status: WorkerState;
-  /** The pending agent polls with it; shown once. */
-  enrollment_secret: string;
-  ca_certificate: string;
-  ca_fingerprint: string;
-  certificate: string | null;
-  agent_endpoint: string;
-  heartbeat_interval_ms: number;
-}
 
 /** A connected or recently connected worker as this replica sees it; the hot path's state. */
 interface LiveWorker {
@@ -224,9 +195,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
   }
 
   /** A pending agent asks whether it was approved; once it is, it gets its certificate. */
-  async enrollmentStatus(
-    dto: EnrollmentStatusDto,
-  ): Promise<{ status: WorkerState; certificate: string | null }> {
+  async enrollmentStatus(dto: EnrollmentStatusDto): Promise<EnrollmentStatus> {
     const ip = RequestContext.ip();
     const wait = this.limits.authBlockedFor(undefined, ip);
     if (wait > 0) throw tooManyEnrollmentFailures(wait);

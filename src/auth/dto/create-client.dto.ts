@@ -10,10 +10,11 @@ import {
   Matches,
 } from 'class-validator';
 import { SCOPES, type Scope } from '../scopes.js';
+import type { CreateClientRequest } from '../../contracts/api/clients.js';
 
 export const OWNER_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
-export class CreateClientDto {
+export class CreateClientDto implements CreateClientRequest {
   @IsString()
   @Length(1, 100)
   name: string;

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { Scope } from '../scopes.js';
 
 @Entity({ name: 'oauth_clients' })
 export class ClientEntity {
@@ -12,7 +13,7 @@ export class ClientEntity {
   owner: string;
 
   @Column({ type: 'text', array: true })
-  scopes: string[];
+  scopes: Scope[];
 
   /** scrypt hash; the secret itself is shown once, at creation. */
   @Column({ name: 'secret_hash', type: 'text' })

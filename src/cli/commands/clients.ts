@@ -2,7 +2,8 @@ import type { ApiClient } from '../api.js';
 import type { Command } from '../args.js';
 import { clean, printJson, table } from '../output.js';
 import { CLIENTS, listAll, unexpected } from './shared.js';
-import { isClient, isCreatedClient } from './views.js';
+import type { CreateClientRequest } from '../../contracts/api/index.js';
+import { isClient, isCreatedClient, type Read } from './views.js';
 
 /** stackctl clients …: one command each, over the HTTP API. */
 export async function runClients(
@@ -12,7 +13,11 @@ export async function runClients(
 ): Promise<void> {
   switch (command.name) {
     case 'clients create': {
-      const body = { name: command.clientName, scopes: command.scopes, owner: command.owner };
+      const body: Read<CreateClientRequest> = {
+        name: command.clientName,
+        scopes: command.scopes,
+        owner: command.owner,
+      };
       const created = await api.call('POST', CLIENTS, { body });
       if (!isCreatedClient(created)) throw unexpected('the new client');
       if (json) return printJson(created);

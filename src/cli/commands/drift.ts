@@ -2,6 +2,7 @@ import type { ApiClient } from '../api.js';
 import type { Command } from '../args.js';
 import { clean, printJson } from '../output.js';
 import { stackPath, followHint, finishJob, printDrift, unexpected } from './shared.js';
+import type { DriftResourcesRequest } from '../../contracts/api/index.js';
 import { isDrift, isDriftResolve } from './views.js';
 
 /** stackctl drift …: one command each, over the HTTP API. */
@@ -22,7 +23,7 @@ export async function runDrift(
     case 'drift unignore': {
       const action = command.name === 'drift ignore' ? 'ignore' : 'unignore';
       const drift = await api.call('POST', `${stackPath(command.stackId)}/drift/${action}`, {
-        body: { resources: command.resources },
+        body: { resources: command.resources } satisfies DriftResourcesRequest,
       });
       if (!isDrift(drift)) throw unexpected('the drift');
       if (json) return printJson(drift);

@@ -2,6 +2,7 @@ import type { ApiClient } from '../api.js';
 import type { Command } from '../args.js';
 import { clean, printJson, table } from '../output.js';
 import { JOIN_TOKENS, listAll, formatLabels, unexpected } from './shared.js';
+import type { CreateJoinTokenRequest } from '../../contracts/api/index.js';
 import { isCreatedJoinToken, isJoinToken } from './views.js';
 
 /** stackctl join-tokens …: one command each, over the HTTP API. */
@@ -12,7 +13,11 @@ export async function runJoinTokens(
 ): Promise<void> {
   switch (command.name) {
     case 'join-tokens create': {
-      const body = { ttl: command.ttl, pre_approved: command.preApproved, labels: command.labels };
+      const body: CreateJoinTokenRequest = {
+        ttl: command.ttl,
+        pre_approved: command.preApproved,
+        labels: command.labels,
+      };
       const created = await api.call('POST', JOIN_TOKENS, { body });
       if (!isCreatedJoinToken(created)) throw unexpected('the new join token');
       if (json) return printJson(created);

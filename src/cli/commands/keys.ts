@@ -2,7 +2,7 @@ import type { ApiClient } from '../api.js';
 import type { Command } from '../args.js';
 import { clean, printJson, table } from '../output.js';
 import { KEYS, unexpected } from './shared.js';
-import { isObject, isKey } from './views.js';
+import { isKeyList, isKeyRotation } from './views.js';
 
 /** stackctl keys …: one command each, over the HTTP API. */
 export async function runKeys(
@@ -13,26 +13,19 @@ export async function runKeys(
   switch (command.name) {
     case 'keys list': {
       const answer = await api.call('GET', KEYS);
-      const keys = isObject(answer) ? answer.keys : undefined;
-      if (!Array.isArray(keys) || !keys.every(isKey)) throw unexpected('the key list');
+      if (!isKeyList(answer)) throw unexpected('the key list');
       if (json) return printJson(answer);
       console.log(
         table(
           ['KID', 'ALG', 'STATUS', 'CREATED_AT', 'PUBLISH_UNTIL'],
-          keys.map((k) => [k.kid, k.alg, k.status, k.created_at, k.publish_until ?? '-']),
+          answer.keys.map((k) => [k.kid, k.alg, k.status, k.created_at, k.publish_until ?? '-']),
         ),
       );
       return;
     }
     case 'keys rotate': {
       const answer = await api.call('POST', `${KEYS}/rotate`);
-      if (
-        !isObject(answer) ||
-        typeof answer.kid !== 'string' ||
-        !Array.isArray(answer.retired) ||
-        !answer.retired.every((k) => typeof k === 'string')
-      )
-        throw unexpected('the rotation');
+      if (!isKeyRotation(answer)) throw unexpected('the rotation');
       if (json) return printJson(answer);
       console.log(`Signing key rotated. New key: ${clean(answer.kid)}`);
       console.log(

@@ -5,7 +5,7 @@ import type { DefinitionFile } from '../args.js';
 import { CliError } from '../errors.js';
 import { clean, printJson, table } from '../output.js';
 
-import { DriftView, isJob, isLogPage, isObject, JobLogLine, JobView } from './views.js';
+import { type Drift, isJob, isLogPage, isObject, type Job, type LogLine } from './views.js';
 
 export const CLIENTS = 'api/v1/auth/clients';
 export const KEYS = 'api/v1/auth/keys';
@@ -33,7 +33,7 @@ export const followHint = (jobId: string) =>
  * --wait: polls the job until it has ended and prints it; exit 1 (a CliError) unless it succeeded.
  * Text output reports each change of status on stderr while waiting.
  */
-export async function finishJob(api: ApiClient, started: JobView, json: boolean): Promise<void> {
+export async function finishJob(api: ApiClient, started: Job, json: boolean): Promise<void> {
   let job = started;
   let shown = '';
   for (;;) {
@@ -77,7 +77,7 @@ export async function printLogs(
   follow: boolean,
   json: boolean,
 ): Promise<void> {
-  const lines: JobLogLine[] = [];
+  const lines: LogLine[] = [];
   let after = 0;
   let complete: boolean;
   for (;;) {
@@ -106,7 +106,7 @@ export function printFields(fields: [string, string][]): void {
   for (const [name, value] of fields) console.log(`${`${name}:`.padEnd(width)} ${clean(value)}`);
 }
 
-export function printJob(job: JobView): void {
+export function printJob(job: Job): void {
   printFields([
     ['id', job.id],
     ['type', job.type],
@@ -132,7 +132,7 @@ export function printJob(job: JobView): void {
   );
 }
 
-export function printDrift(drift: DriftView): void {
+export function printDrift(drift: Drift): void {
   const checked = drift.checked_at === null ? 'never checked' : `checked at ${clean(drift.checked_at)}`;
   console.log(
     `Stack ${clean(drift.stack_id)}: ${clean(drift.status)} (revision ${drift.revision}, ${checked}).`,

@@ -1,171 +1,53 @@
-// The shapes of the service's answers that stackctl reads (its own copy: the CLI imports no server
-// code), and the guards that check an answer has that shape before it is printed.
+// What stackctl reads of the service's answers, and the guards that check an answer has it before it
+// is printed. The shapes are the service's own (src/contracts/api, which the service's controllers
+// return): a guard claims only the fields it checks, and tsc holds each guard to its claim (see
+// `shape`). The service's closed sets of words (statuses, kinds, scopes) are read as any string, so
+// an answer with a word this stackctl does not know yet is printed, not refused.
+import type * as api from '../../contracts/api/index.js';
 import { ApiError } from '../api.js';
 
-/** The shapes of the service's answers that stackctl reads (its own copy: no server code here). */
-export interface ClientView {
-  client_id: string;
-  name: string;
-  owner: string;
-  scopes: string[];
-  disabled: boolean;
-  created_at: string;
-  last_used_at: string | null;
+type Guard<T> = (value: unknown) => value is T;
+
+/** T as stackctl reads it: every union of string literals (a status, a kind, a scope) is a string. */
+export type Read<T> = T extends string
+  ? string
+  : T extends readonly (infer U)[]
+    ? Read<U>[]
+    : T extends object
+      ? { [K in keyof T]: Read<T[K]> }
+      : T;
+
+/** A guard for every field of T, each accepting no more than the field's type. */
+type Fields<T> = { [K in keyof T]-?: Guard<T[K]> };
+
+/** An object whose fields pass their guards; other fields are not looked at. */
+function shape<T>(fields: Fields<T>): Guard<T> {
+  const checks = Object.entries<Guard<unknown>>(fields);
+  return (value): value is T => isObject(value) && checks.every(([name, check]) => check(value[name]));
 }
 
-export interface CreatedClient extends ClientView {
-  client_secret: string;
-}
-
-export interface KeyView {
-  kid: string;
-  alg: string;
-  status: string;
-  created_at: string;
-  publish_until: string | null;
-}
-
-export interface JoinTokenView {
-  id: string;
-  pre_approved: boolean;
-  labels: Record<string, string>;
-  created_at: string;
-  expires_at: string;
-  revoked_at: string | null;
-  expired: boolean;
-  uses: number;
-}
-
-export interface CreatedJoinToken {
-  token: string;
-  id: string;
-  expires_at: string;
-  pre_approved: boolean;
-  labels: Record<string, string>;
-}
-
-export interface WorkerView {
-  id: string;
-  name: string;
-  status: string;
-  last_heartbeat: string | null;
-  metrics: { cpu_percent: number; memory_percent: number; disk_percent: number } | null;
-  connected: boolean;
-}
-
-export interface StackView {
-  id: string;
-  name: string;
-  status: string;
-  stackkit: string;
-  variant: string;
-  revision: number;
-  deployed_revision: number | null;
-  worker_id: string | null;
-  services: string[];
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ValidationIssue {
-  path: string;
-  category: string;
-  message: string;
-  line: number | null;
-  column: number | null;
-}
-
-export interface ValidationSummary {
-  valid: true;
-  stackkit: string;
-  variant: string;
-  services: string[];
-  warnings: ValidationIssue[];
-}
-
-export interface ServiceHealthView {
-  name: string;
-  status: string;
-  uptime: string;
-  health_check?: { url: string; status_code: number; latency_ms: number };
-}
-
-export interface StackHealthView {
-  stack_id: string;
-  overall: string;
-  services: ServiceHealthView[];
-  worker_id: string | null;
-  reported_at: string | null;
-}
-
-export interface JobResult {
-  name: string;
-  action: string;
-  ok: boolean;
-  error: string | null;
-}
-
-export interface JobView {
-  id: string;
-  type: string;
-  stack_id: string;
-  stack_name: string;
-  revision: number;
-  worker_id: string | null;
-  status: string;
-  progress: number;
-  attempts: number;
-  max_attempts: number;
-  error: string | null;
-  results: JobResult[] | null;
-  created_at: string;
-  dispatched_at: string | null;
-  started_at: string | null;
-  finished_at: string | null;
-}
-
-export interface JobLogLine {
-  time: string;
-  line: string;
-}
-
-export interface JobLogPage {
-  job_id: string;
-  lines: JobLogLine[];
-  next_after: number;
-  complete: boolean;
-}
-
-export interface JobCleanup {
-  job: JobView;
-  worker_notified: boolean;
-}
-
-export interface DriftItemView {
-  resource: string;
-  kind: string;
-  worker_id: string | null;
-  field: string | null;
-  desired: string | null;
-  actual: string | null;
-  ignored: boolean;
-  detected_at: string;
-  last_seen: string;
-}
-
-export interface DriftView {
-  stack_id: string;
-  status: string;
-  checked_at: string | null;
-  revision: number;
-  items: DriftItemView[];
-  ignored_resources: string[];
-}
-
-export interface DriftResolve {
-  job_id: string;
-  job: JobView;
-}
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
+const isNumber = (value: unknown): value is number => typeof value === 'number';
+const isInteger = (value: unknown): value is number => isNumber(value) && Number.isInteger(value);
+const isTrue = (value: unknown): value is true => value === true;
+const nullable =
+  <T>(check: Guard<T>): Guard<T | null> =>
+  (value): value is T | null =>
+    value === null || check(value);
+const optional =
+  <T>(check: Guard<T>): Guard<T | undefined> =>
+  (value): value is T | undefined =>
+    value === undefined || check(value);
+const arrayOf =
+  <T>(check: Guard<T>): Guard<T[]> =>
+  (value): value is T[] =>
+    Array.isArray(value) && value.every(check);
+const isStrings = arrayOf(isString);
+const isLabels = (value: unknown): value is Record<string, string> =>
+  isObject(value) && Object.values(value).every(isString);
 
 /** The 400 invalid_yaml or 422 validation_failed answer to a definition file. */
 export const isDefinitionProblem = (err: unknown): err is ApiError =>
@@ -173,228 +55,178 @@ export const isDefinitionProblem = (err: unknown): err is ApiError =>
   ((err.status === 400 && err.code === 'invalid_yaml') ||
     (err.status === 422 && err.code === 'validation_failed'));
 
-export const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
+type Client = Read<
+  Pick<api.ClientView, 'client_id' | 'name' | 'owner' | 'scopes' | 'disabled' | 'created_at'>
+>;
+const clientFields: Fields<Client> = {
+  client_id: isString,
+  name: isString,
+  owner: isString,
+  scopes: isStrings,
+  disabled: isBoolean,
+  created_at: isString,
+};
+export const isClient = shape<Client>(clientFields);
+export const isCreatedClient = shape<Client & Read<Pick<api.CreatedClient, 'client_secret'>>>({
+  ...clientFields,
+  client_secret: isString,
+});
 
-export function isClient(value: unknown): value is ClientView & Record<string, unknown> {
-  return (
-    isObject(value) &&
-    typeof value.client_id === 'string' &&
-    typeof value.name === 'string' &&
-    typeof value.owner === 'string' &&
-    Array.isArray(value.scopes) &&
-    value.scopes.every((s) => typeof s === 'string') &&
-    typeof value.disabled === 'boolean' &&
-    typeof value.created_at === 'string'
-  );
-}
+const isKey = shape<Read<api.KeyView>>({
+  kid: isString,
+  alg: isString,
+  status: isString,
+  created_at: isString,
+  publish_until: nullable(isString),
+});
+export const isKeyList = shape<Read<api.KeyList>>({ keys: arrayOf(isKey) });
+export const isKeyRotation = shape<Read<api.KeyRotation>>({ kid: isString, retired: isStrings });
 
-export const isCreatedClient = (value: unknown): value is CreatedClient =>
-  isClient(value) && typeof value.client_secret === 'string';
+export const isCreatedJoinToken = shape<Read<api.CreatedJoinToken>>({
+  token: isString,
+  id: isString,
+  expires_at: isString,
+  pre_approved: isBoolean,
+  labels: isLabels,
+});
 
-export function isKey(value: unknown): value is KeyView {
-  return (
-    isObject(value) &&
-    typeof value.kid === 'string' &&
-    typeof value.alg === 'string' &&
-    typeof value.status === 'string' &&
-    typeof value.created_at === 'string' &&
-    (value.publish_until === null || typeof value.publish_until === 'string')
-  );
-}
+export const isJoinToken = shape<Read<api.JoinTokenView>>({
+  id: isString,
+  pre_approved: isBoolean,
+  labels: isLabels,
+  created_at: isString,
+  expires_at: isString,
+  revoked_at: nullable(isString),
+  expired: isBoolean,
+  uses: isNumber,
+});
 
-export const isLabels = (value: unknown): value is Record<string, string> =>
-  isObject(value) && Object.values(value).every((v) => typeof v === 'string');
+type WorkerMetrics = Pick<api.WorkerMetrics, 'cpu_percent' | 'memory_percent' | 'disk_percent'>;
+type Worker = Read<Pick<api.WorkerView, 'id' | 'name' | 'status' | 'last_heartbeat' | 'connected'>> & {
+  metrics: WorkerMetrics | null;
+};
+export const isWorker = shape<Worker>({
+  id: isString,
+  name: isString,
+  status: isString,
+  last_heartbeat: nullable(isString),
+  connected: isBoolean,
+  metrics: nullable(
+    shape<WorkerMetrics>({ cpu_percent: isNumber, memory_percent: isNumber, disk_percent: isNumber }),
+  ),
+});
 
-export function isCreatedJoinToken(value: unknown): value is CreatedJoinToken {
-  return (
-    isObject(value) &&
-    typeof value.token === 'string' &&
-    typeof value.id === 'string' &&
-    typeof value.expires_at === 'string' &&
-    typeof value.pre_approved === 'boolean' &&
-    isLabels(value.labels)
-  );
-}
+export const isStack = shape<Read<api.StackView>>({
+  id: isString,
+  name: isString,
+  status: isString,
+  stackkit: isString,
+  variant: isString,
+  revision: isInteger,
+  deployed_revision: nullable(isInteger),
+  worker_id: nullable(isString),
+  services: isStrings,
+  created_at: isString,
+  updated_at: isString,
+});
 
-export function isJoinToken(value: unknown): value is JoinTokenView {
-  return (
-    isObject(value) &&
-    typeof value.id === 'string' &&
-    typeof value.pre_approved === 'boolean' &&
-    isLabels(value.labels) &&
-    typeof value.created_at === 'string' &&
-    typeof value.expires_at === 'string' &&
-    (value.revoked_at === null || typeof value.revoked_at === 'string') &&
-    typeof value.expired === 'boolean' &&
-    typeof value.uses === 'number'
-  );
-}
+const isValidationIssue = shape<Read<api.ValidationIssue>>({
+  path: isString,
+  category: isString,
+  message: isString,
+  line: nullable(isInteger),
+  column: nullable(isInteger),
+});
 
-export function isWorker(value: unknown): value is WorkerView {
-  if (
-    !isObject(value) ||
-    typeof value.id !== 'string' ||
-    typeof value.name !== 'string' ||
-    typeof value.status !== 'string' ||
-    (value.last_heartbeat !== null && typeof value.last_heartbeat !== 'string') ||
-    typeof value.connected !== 'boolean'
-  )
-    return false;
-  const metrics = value.metrics;
-  return (
-    metrics === null ||
-    (isObject(metrics) &&
-      typeof metrics.cpu_percent === 'number' &&
-      typeof metrics.memory_percent === 'number' &&
-      typeof metrics.disk_percent === 'number')
-  );
-}
+export const isValidationSummary = shape<Read<api.ValidationSummary>>({
+  valid: isTrue,
+  stackkit: isString,
+  variant: isString,
+  services: isStrings,
+  warnings: arrayOf(isValidationIssue),
+});
 
-export const isString = (value: unknown): value is string => typeof value === 'string';
-export const isStringOrNull = (value: unknown): value is string | null => value === null || isString(value);
-export const isStrings = (value: unknown): value is string[] => Array.isArray(value) && value.every(isString);
-export const isInteger = (value: unknown): value is number =>
-  typeof value === 'number' && Number.isInteger(value);
+type ServiceHealth = Read<api.ServiceHealthView>;
+const isServiceHealth = shape<ServiceHealth>({
+  name: isString,
+  status: isString,
+  uptime: isString,
+  health_check: optional(
+    shape<NonNullable<ServiceHealth['health_check']>>({
+      url: isString,
+      status_code: isNumber,
+      latency_ms: isNumber,
+    }),
+  ),
+});
 
-export function isStack(value: unknown): value is StackView {
-  return (
-    isObject(value) &&
-    isString(value.id) &&
-    isString(value.name) &&
-    isString(value.status) &&
-    isString(value.stackkit) &&
-    isString(value.variant) &&
-    isInteger(value.revision) &&
-    (value.deployed_revision === null || isInteger(value.deployed_revision)) &&
-    isStringOrNull(value.worker_id) &&
-    isStrings(value.services) &&
-    isString(value.created_at) &&
-    isString(value.updated_at)
-  );
-}
+export const isStackHealth = shape<Read<api.StackHealthView>>({
+  stack_id: isString,
+  overall: isString,
+  services: arrayOf(isServiceHealth),
+  worker_id: nullable(isString),
+  reported_at: nullable(isString),
+});
 
-export function isValidationIssue(value: unknown): value is ValidationIssue {
-  return (
-    isObject(value) &&
-    isString(value.path) &&
-    isString(value.category) &&
-    isString(value.message) &&
-    (value.line === null || isInteger(value.line)) &&
-    (value.column === null || isInteger(value.column))
-  );
-}
+export type Job = Read<api.JobView>;
+export const isJob = shape<Job>({
+  id: isString,
+  type: isString,
+  stack_id: isString,
+  stack_name: isString,
+  revision: isInteger,
+  worker_id: nullable(isString),
+  status: isString,
+  progress: isNumber,
+  attempts: isInteger,
+  max_attempts: isInteger,
+  error: nullable(isString),
+  results: nullable(
+    arrayOf(
+      shape<Read<api.JobResult>>({
+        name: isString,
+        action: isString,
+        ok: isBoolean,
+        error: nullable(isString),
+      }),
+    ),
+  ),
+  created_at: isString,
+  dispatched_at: nullable(isString),
+  started_at: nullable(isString),
+  finished_at: nullable(isString),
+});
 
-export function isValidationSummary(value: unknown): value is ValidationSummary {
-  return (
-    isObject(value) &&
-    value.valid === true &&
-    isString(value.stackkit) &&
-    isString(value.variant) &&
-    isStrings(value.services) &&
-    Array.isArray(value.warnings) &&
-    value.warnings.every(isValidationIssue)
-  );
-}
+export type LogLine = Read<api.JobLogLine>;
+export const isLogPage = shape<Read<api.JobLogPage>>({
+  job_id: isString,
+  lines: arrayOf(shape<LogLine>({ time: isString, line: isString })),
+  next_after: isInteger,
+  complete: isBoolean,
+});
 
-export function isServiceHealth(value: unknown): value is ServiceHealthView {
-  if (!isObject(value) || !isString(value.name) || !isString(value.status) || !isString(value.uptime))
-    return false;
-  const check = value.health_check;
-  return (
-    check === undefined ||
-    (isObject(check) &&
-      isString(check.url) &&
-      typeof check.status_code === 'number' &&
-      typeof check.latency_ms === 'number')
-  );
-}
+export const isJobCleanup = shape<Read<api.JobCleanup>>({ job: isJob, worker_notified: isBoolean });
 
-export function isStackHealth(value: unknown): value is StackHealthView {
-  return (
-    isObject(value) &&
-    isString(value.stack_id) &&
-    isString(value.overall) &&
-    Array.isArray(value.services) &&
-    value.services.every(isServiceHealth) &&
-    isStringOrNull(value.worker_id) &&
-    isStringOrNull(value.reported_at)
-  );
-}
+export type Drift = Read<api.DriftView>;
+export const isDrift = shape<Drift>({
+  stack_id: isString,
+  status: isString,
+  checked_at: nullable(isString),
+  revision: isInteger,
+  items: arrayOf(
+    shape<Read<api.DriftItemView>>({
+      resource: isString,
+      kind: isString,
+      worker_id: nullable(isString),
+      field: nullable(isString),
+      desired: nullable(isString),
+      actual: nullable(isString),
+      ignored: isBoolean,
+      detected_at: isString,
+      last_seen: isString,
+    }),
+  ),
+  ignored_resources: isStrings,
+});
 
-export function isJobResult(value: unknown): value is JobResult {
-  return (
-    isObject(value) &&
-    isString(value.name) &&
-    isString(value.action) &&
-    typeof value.ok === 'boolean' &&
-    isStringOrNull(value.error)
-  );
-}
-
-export function isJob(value: unknown): value is JobView {
-  return (
-    isObject(value) &&
-    isString(value.id) &&
-    isString(value.type) &&
-    isString(value.stack_id) &&
-    isString(value.stack_name) &&
-    isInteger(value.revision) &&
-    isStringOrNull(value.worker_id) &&
-    isString(value.status) &&
-    typeof value.progress === 'number' &&
-    isInteger(value.attempts) &&
-    isInteger(value.max_attempts) &&
-    isStringOrNull(value.error) &&
-    (value.results === null || (Array.isArray(value.results) && value.results.every(isJobResult))) &&
-    isString(value.created_at) &&
-    isStringOrNull(value.dispatched_at) &&
-    isStringOrNull(value.started_at) &&
-    isStringOrNull(value.finished_at)
-  );
-}
-
-export function isLogPage(value: unknown): value is JobLogPage {
-  return (
-    isObject(value) &&
-    isString(value.job_id) &&
-    Array.isArray(value.lines) &&
-    value.lines.every((l) => isObject(l) && isString(l.time) && isString(l.line)) &&
-    isInteger(value.next_after) &&
-    typeof value.complete === 'boolean'
-  );
-}
-
-export const isJobCleanup = (value: unknown): value is JobCleanup =>
-  isObject(value) && isJob(value.job) && typeof value.worker_notified === 'boolean';
-
-export function isDriftItem(value: unknown): value is DriftItemView {
-  return (
-    isObject(value) &&
-    isString(value.resource) &&
-    isString(value.kind) &&
-    isStringOrNull(value.worker_id) &&
-    isStringOrNull(value.field) &&
-    isStringOrNull(value.desired) &&
-    isStringOrNull(value.actual) &&
-    typeof value.ignored === 'boolean' &&
-    isString(value.detected_at) &&
-    isString(value.last_seen)
-  );
-}
-
-export function isDrift(value: unknown): value is DriftView {
-  return (
-    isObject(value) &&
-    isString(value.stack_id) &&
-    isString(value.status) &&
-    isStringOrNull(value.checked_at) &&
-    isInteger(value.revision) &&
-    Array.isArray(value.items) &&
-    value.items.every(isDriftItem) &&
-    isStrings(value.ignored_resources)
-  );
-}
-
-export const isDriftResolve = (value: unknown): value is DriftResolve =>
-  isObject(value) && isString(value.job_id) && isJob(value.job);
+export const isDriftResolve = shape<Read<api.DriftResolve>>({ job_id: isString, job: isJob });

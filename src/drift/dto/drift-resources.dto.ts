@@ -1,6 +1,7 @@
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsString, Length, Matches } from 'class-validator';
+import type { DriftResourcesRequest } from '../../contracts/api/drift.js';
 
-export class DriftResourcesDto {
+export class DriftResourcesDto implements DriftResourcesRequest {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(200)

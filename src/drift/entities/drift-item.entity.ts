@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { DriftKind } from '../detect-drift.js';
+import type { DriftKind } from '../../contracts/api/drift.js';
 
 @Entity({ name: 'drift_items' })
 export class DriftItemEntity {

@@ -1,7 +1,8 @@
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import type { JobLogsQuery } from '../../contracts/api/jobs.js';
 
-export class JobLogsDto {
+export class JobLogsDto implements JobLogsQuery {
   /** The `next_after` of the previous page: lines after that one. */
   @IsOptional()
   @Type(() => Number)

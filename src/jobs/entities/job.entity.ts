@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { JobCommandMsg } from '../../agent-protocol/index.js';
+import type { JobResult } from '../../contracts/api/jobs.js';
 import type { JobState, JobType } from '../job-state.js';
 
 /** What a job needs to be placed and sent, fixed when it is created. */
@@ -9,12 +10,8 @@ export interface JobPayload {
   placement: { drivers: string[]; labels: Record<string, string>; cpu: number; memory_bytes: number };
 }
 
-export interface JobServiceResult {
-  name: string;
-  action: string;
-  ok: boolean;
-  error: string | null;
-}
+/** Per service, what the agent did: stored as it is shown (a job's `results`). */
+export type JobServiceResult = JobResult;
 
 @Entity({ name: 'jobs' })
 export class JobEntity {

@@ -1,17 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { AppError, ValidationFailedError, type ProblemFieldError } from '../../common/app-error.js';
+import { AppError, ValidationFailedError } from '../../common/app-error.js';
+import type { ProblemFieldError } from '../../contracts/api/problem.js';
+import type { ValidationSummary } from '../../contracts/api/stacks.js';
 import type { StackDefinition, ValidationIssue } from './definition.types.js';
 import { validateDefinition } from './validate-definition.js';
-
-/** The 200 body of the validate endpoint. */
-export interface ValidationSummary {
-  valid: true;
-  stackkit: string;
-  variant: string;
-  /** Service names in dependency order, monitoring services included. */
-  services: string[];
-  warnings: ValidationIssue[];
-}
 
 const toFieldError = (issue: ValidationIssue): ProblemFieldError => ({
   path: issue.path,

@@ -1,7 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-
-/** draft: created, never deployed; the rest follow its jobs (docs/stacks.md). */
-export type StackStatus = 'draft' | 'deploying' | 'deployed' | 'failed' | 'destroying';
+import type { DriftStatus } from '../../contracts/api/drift.js';
+import type { StackStatus } from '../../contracts/api/stacks.js';
 
 @Entity({ name: 'stacks' })
 export class StackEntity {
@@ -47,7 +46,7 @@ export class StackEntity {
   driftIgnores: string[];
 
   @Column({ name: 'drift_status', type: 'text' })
-  driftStatus: 'in_sync' | 'drifted' | 'unknown';
+  driftStatus: DriftStatus;
 
   @Column({ name: 'drift_checked_at', type: 'timestamptz', nullable: true })
   driftCheckedAt: Date | null;

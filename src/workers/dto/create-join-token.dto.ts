@@ -1,6 +1,7 @@
 import { IsBoolean, IsObject, IsOptional, IsString, Matches } from 'class-validator';
+import type { CreateJoinTokenRequest } from '../../contracts/api/join-tokens.js';
 
-export class CreateJoinTokenDto {
+export class CreateJoinTokenDto implements CreateJoinTokenRequest {
   /** Lifetime as duration text (`1h`, `7d`); JOIN_TOKEN_TTL when absent. */
   @IsOptional()
   @IsString()

@@ -1,8 +1,9 @@
 import { IsIn, IsObject, IsOptional, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
+import type { EnrollmentStatusRequest, EnrollRequest } from '../../contracts/api/workers.js';
 
 export const DRIVERS = ['docker', 'process'] as const;
 
-export class EnrollDto {
+export class EnrollDto implements EnrollRequest {
   @IsString()
   @Length(10, 512)
   token: string;
@@ -51,7 +52,7 @@ export class EnrollDto {
   previous_worker_id?: string;
 }
 
-export class EnrollmentStatusDto {
+export class EnrollmentStatusDto implements EnrollmentStatusRequest {
   @IsUUID()
   worker_id: string;
 
