@@ -1,7 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { GatewayServer } from '../agent-gateway/gateway.server.js';
 import { AppConfig } from '../config/config.js';
 import { CloudflaredTunnelProvider } from './providers/cloudflared-provider.js';
@@ -57,7 +56,7 @@ export class TunnelProviders {
 
   private httpPort(): number {
     const server = this.http.httpAdapter?.getHttpServer() as Server | undefined;
-    const address = server?.address() as AddressInfo | string | null | undefined;
+    const address = server?.address();
     return typeof address === 'object' && address ? address.port : this.config.port;
   }
 }

@@ -16,3 +16,4 @@ export type * from './drift.js';
 export type * from './settings.js';
 export type * from './audit.js';
 export type * from './orchestrator.js';
+export type * from './tunnel.js';

@@ -1,4 +1,5 @@
 // The tunnel API's wire shapes (/api/v1/tunnel, CONTRACT.md "Tunnel and MCP"). Types only.
+import type { Timestamp } from './common.js';
 
 export type TunnelState = 'stopped' | 'starting' | 'running' | 'reconnecting' | 'stopping' | 'error';
 export type TunnelProviderName = 'ssh' | 'cloudflared';
@@ -8,7 +9,7 @@ export interface TunnelStatus {
   provider: TunnelProviderName;
   public_url: string | null;
   agent_endpoint: string | null;
-  started_at: string | null;
+  started_at: Timestamp | null;
   last_error: string | null;
 }
 
@@ -38,7 +39,7 @@ export interface TunnelSubdomain {
   base_id: string;
   subdomain: string;
   url: string;
-  created_at: string;
+  created_at: Timestamp;
 }
 
 export interface TunnelSubdomainList {
@@ -85,7 +86,7 @@ export interface InstallCommand {
   windows: string;
   registry_url: string;
   ca_fingerprint: string;
-  expires_at: string;
+  expires_at: Timestamp;
 }
 
 /** GET /.well-known/stack-orchestrator: who answers at a URL. */

@@ -1,3 +1,4 @@
+import type { TopologyEnvironment } from '../../contracts/api/tunnel.js';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -7,10 +8,7 @@ export type EnvironmentKind = 'bare-metal' | 'vm' | 'container' | 'kubernetes';
  * Where this process runs. `evidence` lists every sign found, the most specific kind's first: a
  * container on a virtual machine is `container`, and its evidence shows the hypervisor too.
  */
-export interface Environment {
-  kind: EnvironmentKind;
-  evidence: string[];
-}
+export type Environment = TopologyEnvironment;
 
 export interface EnvironmentOptions {
   /** File-system root the probes read under; tests point it at a fake tree. */

@@ -1,22 +1,13 @@
-import { detectEnvironment, type Environment } from './environment.js';
+import type { Topology } from '../../contracts/api/tunnel.js';
+import { detectEnvironment } from './environment.js';
 import { addressSet } from './ip-address.js';
 import { readNetworkInfo, type InterfaceTable } from './network-info.js';
-import { recommend, type ConnectionMode } from './recommendation.js';
+import { recommend } from './recommendation.js';
 import { queryPublicAddress, type StunLookup, type StunServer } from './stun-client.js';
 
 /** The answer of `GET /api/v1/tunnel/topology` (CONTRACT.md "Tunnel and MCP"). */
-export interface Topology {
-  environment: Environment;
-  /** True when a STUN server saw an address that is not this machine's; false when unknown. */
-  has_nat: boolean;
-  /** Addresses other machines can reach first, loopback and other internal ones last. */
-  local_ips: string[];
-  public_ip: string | null;
-  default_gateway: string | null;
-  private_subnet: string | null;
-  recommended_mode: ConnectionMode;
-  reason: string;
-}
+/** The answer of GET /api/v1/tunnel/topology, as the contract states it. */
+export type { Topology };
 
 export interface TopologyDetectorOptions {
   stunServers: readonly StunServer[];
