@@ -8,21 +8,14 @@
 // non-bundled agent (dist/agent/main.js) is untouched by this and keeps reading both files.
 import { build, type Plugin } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, sep } from 'node:path';
+import { basename, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-/** The repository root: the nearest directory above this module with a package.json. */
-function findRoot(from: string): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
-  }
-}
+import { packageRoot } from './package-root.js';
 
 // Every path the bundle depends on, in one place (the source tree is being restructured).
-const ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
+const ROOT = packageRoot(import.meta.url);
 export const BUNDLE_PATHS = {
   entry: join(ROOT, 'src/agent/main.ts'),
   protos: [join(ROOT, 'src/agent-protocol/agent.proto')],
