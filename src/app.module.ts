@@ -21,6 +21,7 @@ import { JobsModule } from './jobs/jobs.module.js';
 import { StacksModule } from './stacks/stacks.module.js';
 import { DriftModule } from './drift/drift.module.js';
 import { DefinitionModule } from './stacks/definition/definition.module.js';
+import { InstallModule } from './tunnel/install/install.module.js';
 
 /** Flattens class-validator's tree into the problem's `errors` array. */
 export function toFieldErrors(errors: ValidationError[], parent = ''): ProblemFieldError[] {
@@ -58,6 +59,7 @@ export class AppModule implements NestModule {
         StacksModule,
         DriftModule,
         DefinitionModule,
+        InstallModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },
