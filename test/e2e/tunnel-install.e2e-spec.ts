@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quotePosix, quotePowerShell } from '../../src/tunnel/install/shell-quote.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { freePort } from '../support/stacks.js';
+import { running } from '../support/process-state.js';
 
 const ROUTE = '/api/v1/tunnel/install-command';
 const SCRIPTS = new URL('../../src/tunnel/install/scripts/', import.meta.url);
@@ -18,16 +19,6 @@ interface InstallCommand {
   registry_url: string;
   ca_fingerprint: string;
   expires_at: string;
-}
-
-/** Alive and not a zombie (nothing reaps orphans in some containers). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 describe('the install command, the installers and the agent download', () => {
@@ -200,6 +191,8 @@ describe('the install command, the installers and the agent download', () => {
         .digest('hex'),
     ).toBe(sha256);
     await t.http.get('/downloads/stack-agent.mjs').set('If-None-Match', `"${sha256}"`).expect(304);
+    await t.http.get('/downloads/stack-agent.mjs').set('If-None-Match', `W/"x", "${sha256}"`).expect(304);
+    await t.http.get('/downloads/stack-agent.mjs').set('If-None-Match', '"other"').expect(200);
   });
 
   describe('the linux command pasted into sh', () => {

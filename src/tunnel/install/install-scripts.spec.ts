@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { running } from '../../../test/support/process-state.js';
 import { installCommands, InstallScripts } from './install-scripts.js';
 import { quotePosix, quotePowerShell } from './shell-quote.js';
 
@@ -33,16 +34,6 @@ writeFileSync(dirname(dataDir) + '/started.json', JSON.stringify({ argv, token: 
 setInterval(() => {}, 60_000);
 `;
 const FAKE_SHA256 = createHash('sha256').update(FAKE_AGENT).digest('hex');
-
-/** Alive and not a zombie (nothing reaps orphans in some containers). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 interface Run {
   code: number | null;

@@ -44,8 +44,8 @@ export class InstallController {
     const etag = `"${sha256}"`;
     res.setHeader('ETag', etag);
     res.setHeader('Cache-Control', REVALIDATE);
-    const wanted = req.headers['if-none-match'];
-    if (wanted !== undefined && wanted.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) {
+    const tags = req.headers['if-none-match']?.split(',').map((tag) => tag.trim().replace(/^W\//, '')) ?? [];
+    if (tags.includes(etag) || tags.includes('*')) {
       res.status(304);
       return undefined;
     }
