@@ -25,9 +25,10 @@ describe('the install command, the installers and the agent download', () => {
   let t: TestApp;
   let registry: string;
   /** Where hostile tokens would create files if anything ran them. */
-  const trap = mkdtempSync(join(tmpdir(), 'install-trap-'));
+  let trap: string;
 
   beforeAll(async () => {
+    trap = mkdtempSync(join(tmpdir(), 'install-trap-'));
     // PUBLIC_URL is the registry URL: it must name the HTTP port the agent downloads from.
     const port = await freePort();
     registry = `http://127.0.0.1:${port}`;
@@ -196,9 +197,14 @@ describe('the install command, the installers and the agent download', () => {
   });
 
   describe('the linux command pasted into sh', () => {
-    const home = mkdtempSync(join(tmpdir(), 'install-home-'));
-    const pidFile = join(home, '.local/share/stack-agent/agent.pid');
+    let home: string;
+    let pidFile: string;
     let shell: ChildProcess | undefined;
+
+    beforeAll(() => {
+      home = mkdtempSync(join(tmpdir(), 'install-home-'));
+      pidFile = join(home, '.local/share/stack-agent/agent.pid');
+    });
 
     /** The agent by its pid file, and the shell's whole process group by its id, even on failure. */
     afterAll(() => {
