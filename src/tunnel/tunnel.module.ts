@@ -1,5 +1,10 @@
 import { Module } from '@nestjs/common';
 import { AgentGatewayModule } from '../agent-gateway/agent-gateway.module.js';
+import { WorkersModule } from '../workers/workers.module.js';
+import { AgentBundle } from './install/agent-bundle.js';
+import { InstallController } from './install/install.controller.js';
+import { InstallScripts } from './install/install-scripts.js';
+import { InstallService } from './install/install.service.js';
 import { TunnelIngress } from './ingress/tunnel-ingress.js';
 import { TopologyService } from './topology/topology.service.js';
 import { TunnelController } from './tunnel.controller.js';

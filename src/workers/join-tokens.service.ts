@@ -17,7 +17,7 @@ import { validateLabels } from './labels.js';
 const PREFIX = 'sojt_';
 const MAX_TTL_MS = 365 * 86_400_000;
 /** `sojt_<id>.<secret>`: the id is public (lists show it), the secret is 256 random bits. */
-const TOKEN_FORMAT = /^sojt_([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})$/;
+export const TOKEN_FORMAT = /^sojt_([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})$/;
 
 @Injectable()
 export class JoinTokensService {
@@ -85,6 +85,22 @@ export class JoinTokensService {
 
   /** The join token a presented string stands for, if it is well-formed, known, live and matches. */
   async redeem(presented: string): Promise<JoinTokenEntity | undefined> {
+    const token = await this.live(presented);
+    if (token) await this.repository.countUse(token.id);
+    return token;
+  }
+
+  /**
+   * When a presented string is a live join token of `owner`, its expiry; counts no use (the install
+   * command shows a token, it does not spend it). Unknown, expired, revoked, another owner's and
+   * malformed are all just undefined, and a malformed one never reaches the database.
+   */
+  async liveExpiry(owner: string, presented: string): Promise<Date | undefined> {
+    const token = await this.live(presented);
+    return token?.owner === owner ? token.expiresAt : undefined;
+  }
+
+  private async live(presented: string): Promise<JoinTokenEntity | undefined> {
     const match = TOKEN_FORMAT.exec(presented);
     if (!match) return undefined;
     const token = await this.repository.findForEnrollment(match[1]);
@@ -92,7 +108,6 @@ export class JoinTokensService {
     const expected = Buffer.from(token.secretHash);
     const actual = Buffer.from(tokenDigest(match[2]));
     if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return undefined;
-    await this.repository.countUse(token.id);
     return token;
   }
 }

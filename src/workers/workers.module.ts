@@ -22,6 +22,6 @@ import { WorkersService } from './workers.service.js';
     ConnectivityService,
     ConnectivityRepository,
   ],
-  exports: [WorkersService],
+  exports: [WorkersService, JoinTokensService],
 })
 export class WorkersModule {}
