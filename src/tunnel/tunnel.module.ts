@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import { AgentGatewayModule } from '../agent-gateway/agent-gateway.module.js';
 import { WorkersModule } from '../workers/workers.module.js';
+import { TunnelIngress } from './ingress/tunnel-ingress.js';
 import { AgentBundle } from './install/agent-bundle.js';
 import { InstallController } from './install/install.controller.js';
 import { InstallScripts } from './install/install-scripts.js';
 import { InstallService } from './install/install.service.js';
-import { TunnelIngress } from './ingress/tunnel-ingress.js';
 import { TopologyService } from './topology/topology.service.js';
 import { TunnelController } from './tunnel.controller.js';
 import { TunnelProviders } from './tunnel-providers.js';
@@ -14,9 +14,10 @@ import { TunnelService } from './tunnel.service.js';
 import { TunnelSupervisor } from './tunnel-supervisor.js';
 import { WellKnownController } from './well-known.controller.js';
 
+/** The tunnel API, its supervisor, the ingress for published services, and the install command. */
 @Module({
-  imports: [AgentGatewayModule],
-  controllers: [TunnelController, WellKnownController],
+  imports: [AgentGatewayModule, WorkersModule],
+  controllers: [TunnelController, WellKnownController, InstallController],
   providers: [
     TunnelService,
     TunnelRepository,
@@ -24,6 +25,9 @@ import { WellKnownController } from './well-known.controller.js';
     TunnelProviders,
     TopologyService,
     TunnelIngress,
+    InstallService,
+    { provide: AgentBundle, useFactory: () => new AgentBundle() },
+    { provide: InstallScripts, useFactory: () => new InstallScripts() },
   ],
   exports: [TunnelService, TunnelIngress],
 })
