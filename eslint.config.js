@@ -1,5 +1,6 @@
 // @ts-check
 import js from '@eslint/js';
+import { dirname, relative, resolve, sep } from 'node:path';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -29,10 +30,13 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  // The three programs (docs/architecture.md): the agent and stackctl import their own code, the
-  // agent protocol, the API contracts and src/shared only, never the service's; the service never
-  // imports theirs. src/contracts is types only and imports nothing outside itself.
-  ...programBoundaries(),
+  // The three programs (docs/architecture.md): src/server, src/agent and src/cli each import their
+  // own folder and src/contracts only; src/contracts imports only itself, and its api/ holds types.
+  {
+    files: ['src/**/*.ts'],
+    plugins: { layout: { rules: { 'program-imports': programImports() } } },
+    rules: { 'layout/program-imports': 'error' },
+  },
   ...contractsBoundary(),
   {
     files: ['**/*.spec.ts', 'test/**/*.ts'],
@@ -44,39 +48,47 @@ export default tseslint.config(
   },
 );
 
-/** no-restricted-imports per folder depth: relative imports may not leave a program's own folder. */
-function programBoundaries() {
-  const outside = (depth, allowed) => ({
-    regex: `^(\\.\\./){${depth}}(?!${allowed.map((a) => `${a}/`).join('|')})[^./]`,
-    message:
-      'The agent and stackctl import only their own code, src/agent-protocol, src/contracts and src/shared.',
-  });
-  const shared = ['agent-protocol', 'contracts', 'shared'];
-  return [
-    { files: ['src/agent/*.ts', 'src/cli/*.ts'], depth: 1 },
-    { files: ['src/agent/*/*.ts', 'src/cli/*/*.ts'], depth: 2 },
-  ]
-    .map(({ files, depth }) => ({
-      files,
-      rules: { 'no-restricted-imports': ['error', { patterns: [outside(depth, shared)] }] },
-    }))
-    .concat({
-      files: ['src/**/*.ts'],
-      ignores: ['src/agent/**', 'src/cli/**'],
-      rules: {
-        'no-restricted-imports': [
-          'error',
-          {
-            patterns: [
-              {
-                regex: '^(\\.\\./)+(agent|cli)/',
-                message: 'The service never imports the agent or stackctl.',
-              },
-            ],
-          },
-        ],
-      },
-    });
+/** What each top folder of src/ may import, by resolved path rather than by counting `../`. */
+const PROGRAM_IMPORTS = {
+  server: ['server', 'contracts'],
+  agent: ['agent', 'contracts'],
+  cli: ['cli', 'contracts'],
+  contracts: ['contracts'],
+};
+
+function programImports() {
+  const src = resolve(import.meta.dirname, 'src');
+  return {
+    meta: { type: 'problem', schema: [] },
+    create(context) {
+      const file = context.filename;
+      const program = relative(src, file).split(sep)[0];
+      const allowed = PROGRAM_IMPORTS[program];
+      if (!allowed) return {};
+      const check = (node, source) => {
+        if (typeof source !== 'string' || !source.startsWith('.')) return;
+        const target = relative(src, resolve(dirname(file), source));
+        if (target.startsWith('..')) {
+          // Specs may use the test harness; shipped code never reaches outside src/.
+          if (!file.endsWith('.spec.ts'))
+            context.report({ node, message: `src/${program} imports nothing outside src/ (${source}).` });
+          return;
+        }
+        const top = target.split(sep)[0];
+        if (!allowed.includes(top))
+          context.report({
+            node,
+            message: `src/${program} may import only ${allowed.map((a) => `src/${a}`).join(' and ')}, not src/${top}.`,
+          });
+      };
+      return {
+        ImportDeclaration: (node) => check(node, node.source.value),
+        ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
+        ExportAllDeclaration: (node) => check(node, node.source.value),
+        ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
+      };
+    },
+  };
 }
 
 /**
@@ -85,11 +97,8 @@ function programBoundaries() {
  * from outside src/contracts: no package, no node: module, no other source folder.
  */
 function contractsBoundary() {
-  const typesOnly = 'src/contracts holds types only: interfaces, type aliases and type imports/exports.';
-  return [
-    { files: ['src/contracts/*.ts'], depth: 1 },
-    { files: ['src/contracts/*/*.ts'], depth: 2 },
-  ].map(({ files, depth }) => ({
+  const typesOnly = 'src/contracts/api holds types only: interfaces, type aliases and type imports/exports.';
+  return [{ files: ['src/contracts/api/*.ts'], depth: 2 }].map(({ files, depth }) => ({
     files,
     rules: {
       'no-restricted-imports': [

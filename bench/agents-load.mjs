@@ -10,7 +10,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { hostname } from 'node:os';
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
-import { loadAgentProto } from '../dist/agent-protocol/index.js';
+import { loadAgentProto } from '../dist/contracts/agent-protocol/index.js';
 
 const CONNECT_TIMEOUT_MS = 30_000;
 const proto = loadAgentProto();

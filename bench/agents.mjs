@@ -416,7 +416,7 @@ export async function agentsBench() {
         BOOTSTRAP_CLIENT_ID: CLIENT_ID,
         BOOTSTRAP_CLIENT_SECRET: CLIENT_SECRET,
         RATE_LIMIT_REQUESTS: '0',
-        // The service accepts at most 100000 here (src/config/config.ts).
+        // The service accepts at most 100000 here (src/server/config/config.ts).
         AUTH_FAILURE_LIMIT: '100000',
         LOG_LEVEL: 'warn',
         HEARTBEAT_INTERVAL: HEARTBEAT,

@@ -86,7 +86,7 @@ const sorted = (values) => values.filter((v) => Number.isFinite(v)).sort((a, b) 
 
 /** Simulated agents holding the Connect stream; every `job` is answered accepted, then succeeded. */
 async function agentProcess() {
-  const { loadAgentProto } = await import('../dist/agent-protocol/index.js');
+  const { loadAgentProto } = await import('../dist/contracts/agent-protocol/index.js');
   const proto = loadAgentProto();
   const HOST = hostname();
   let endpoint = '';

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 import pg from 'pg';
 
-export const MAIN = new URL('../dist/main.js', import.meta.url).pathname;
+export const MAIN = new URL('../dist/server/main.js', import.meta.url).pathname;
 
 export function freePort() {
   return new Promise((resolve, reject) => {

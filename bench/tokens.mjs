@@ -119,7 +119,7 @@ async function refreshLoop(url, chains, seconds) {
 }
 
 /**
- * Reference: scrypt alone with the service's parameters (src/common/secrets.ts), `concurrency`
+ * Reference: scrypt alone with the service's parameters (src/server/common/secrets.ts), `concurrency`
  * hashes in flight on libuv's thread pool, in this process, while no service runs.
  */
 async function scryptLoop(concurrency, seconds) {

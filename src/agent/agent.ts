@@ -10,10 +10,10 @@ import {
   type RenewCertificateRequest,
   type RenewCertificateResponse,
   type ServerMessage,
-} from '../agent-protocol/index.js';
-import { MAX_AGENT_MESSAGE_BYTES } from '../agent-protocol/limits.js';
+} from '../contracts/agent-protocol/index.js';
+import { MAX_AGENT_MESSAGE_BYTES } from '../contracts/agent-protocol/limits.js';
 import type { EnrollmentStatusRequest, EnrollRequest } from '../contracts/api/workers.js';
-import { repairDataDir } from '../shared/private-files.js';
+import { repairDataDir } from '../contracts/private-files.js';
 import {
   certificateFingerprint,
   certificateValidity,

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ServiceSpecMsg } from '../agent-protocol/index.js';
+import type { ServiceSpecMsg } from '../contracts/agent-protocol/index.js';
 import type { StackRef } from './drivers/driver.js';
 
 /** What this node should run for one stack, kept on disk so a restarted agent restores it. */

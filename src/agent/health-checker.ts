@@ -1,4 +1,4 @@
-import type { HealthResultMsg } from '../agent-protocol/index.js';
+import type { HealthResultMsg } from '../contracts/agent-protocol/index.js';
 import type { HealthCheckSpec } from './drivers/driver.js';
 
 const MAX_TIMEOUT_MS = 5000;

@@ -1,10 +1,10 @@
-import type { JobEventMsg } from '../agent-protocol/index.js';
+import type { JobEventMsg } from '../contracts/agent-protocol/index.js';
 import {
   MAX_JOB_LINE_CHARS,
   MAX_JOB_LINES_BYTES,
   MAX_JOB_LINES_PER_EVENT,
   utf8Bytes,
-} from '../agent-protocol/limits.js';
+} from '../contracts/agent-protocol/limits.js';
 import type { ApplyContext } from './drivers/driver.js';
 
 /** Output lines are sent in batches at most this often. */

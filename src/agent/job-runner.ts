@@ -8,8 +8,8 @@ import {
   type ServiceSpecMsg,
   type ServiceStateMsg,
   type StateReportMsg,
-} from '../agent-protocol/index.js';
-import { MAX_JOB_ERROR_CHARS, MAX_STATE_REPORT_BYTES } from '../agent-protocol/limits.js';
+} from '../contracts/agent-protocol/index.js';
+import { MAX_JOB_ERROR_CHARS, MAX_STATE_REPORT_BYTES } from '../contracts/agent-protocol/limits.js';
 import { DesiredStateStore, type StackRecord } from './desired-state.js';
 import type { ApplyContext, Driver, ServiceResult, StackRef } from './drivers/driver.js';
 import { destroyStack, reconcile } from './drivers/reconcile.js';

@@ -1,6 +1,6 @@
 import { accessSync, constants, statfsSync } from 'node:fs';
 import { cpus, freemem, totalmem } from 'node:os';
-import type { CheckMsg, NodeMetricsMsg } from '../agent-protocol/index.js';
+import type { CheckMsg, NodeMetricsMsg } from '../contracts/agent-protocol/index.js';
 
 /** CPU use between two calls, from the kernel's per-core time counters. */
 export class CpuSampler {

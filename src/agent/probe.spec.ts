@@ -1,6 +1,6 @@
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { probeAnswer } from '../agent-protocol/index.js';
+import { probeAnswer } from '../contracts/agent-protocol/index.js';
 import { probe, startProbeListener } from './probe.js';
 
 describe('probe', () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, connect, type Server, type AddressInfo } from 'node:net';
-import type { ProbeResultMsg, ProbeTargetMsg } from '../agent-protocol/index.js';
+import type { ProbeResultMsg, ProbeTargetMsg } from '../contracts/agent-protocol/index.js';
 
 const MAX_LINE = 64;
 /** A challenge: base64url (what the service sends) or base36 (an older prober's nonce). */

@@ -1,4 +1,4 @@
-import type { ServiceSpecMsg } from '../agent-protocol/index.js';
+import type { ServiceSpecMsg } from '../contracts/agent-protocol/index.js';
 import type { HealthCheckSpec, ServiceSpec } from './drivers/driver.js';
 
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { commandDigest, envDigest } from '../agent-protocol/config-digest.js';
+import { commandDigest, envDigest } from '../contracts/agent-protocol/config-digest.js';
 import {
   agentMessageBytes,
   type ServiceSpecMsg,
   type ServiceStateMsg,
   type StateReportMsg,
-} from '../agent-protocol/index.js';
+} from '../contracts/agent-protocol/index.js';
 import { fitStateReport } from './state-report.js';
 
 const measure = (report: StateReportMsg) => agentMessageBytes({ state: report });

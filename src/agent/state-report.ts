@@ -1,5 +1,5 @@
-import { commandDigest, envDigest } from '../agent-protocol/config-digest.js';
-import type { ServiceSpecMsg, ServiceStateMsg, StateReportMsg } from '../agent-protocol/index.js';
+import { commandDigest, envDigest } from '../contracts/agent-protocol/config-digest.js';
+import type { ServiceSpecMsg, ServiceStateMsg, StateReportMsg } from '../contracts/agent-protocol/index.js';
 
 const ENV_REFERENCE = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
 

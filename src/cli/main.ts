@@ -30,7 +30,7 @@ async function run(argv: string[], env: CliEnv): Promise<number> {
   }
 }
 
-// The one place stackctl reads the environment (the service's own rule, that only src/config reads
+// The one place stackctl reads the environment (the service's own rule, that only src/server/config reads
 // process.env, is about server code; the CLI is a separate program).
 const { STACKCTL_SERVER, STACKCTL_CLIENT_ID, STACKCTL_CLIENT_SECRET } = process.env;
 // exitCode, not exit(): output written to a pipe is flushed before the process ends.

@@ -2,7 +2,7 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { ModulesContainer } from '@nestjs/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PUBLIC_ROUTE, REQUIRED_SCOPES } from '../../src/auth/auth.decorators.js';
+import { PUBLIC_ROUTE, REQUIRED_SCOPES } from '../../src/server/auth/auth.decorators.js';
 import { ADMIN, startTestApp, type TestApp } from '../support/app.js';
 
 interface Created {

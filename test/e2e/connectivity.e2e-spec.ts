@@ -4,7 +4,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadAgentProto, type ServerMessage } from '../../src/agent-protocol/index.js';
+import { loadAgentProto, type ServerMessage } from '../../src/contracts/agent-protocol/index.js';
 import { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKeyAndCsr } from '../../src/agent/identity.js';
-import { encodeCursor } from '../../src/common/pagination.js';
+import { encodeCursor } from '../../src/server/common/pagination.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 /** Inputs that once reached a 500 or a crash (review findings); each must be a 4xx and change nothing. */

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Leases } from '../../src/common/leases.js';
+import { Leases } from '../../src/server/common/leases.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 // Two Leases on one database stand for two replicas: each has its own holder id.

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSource } from 'typeorm';
-import { createDataSource, runMigrationsLocked } from '../../src/database/data-source.js';
-import { EmbeddedPostgres } from '../../src/database/embedded-postgres.js';
-import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { createDataSource, runMigrationsLocked } from '../../src/server/database/data-source.js';
+import { EmbeddedPostgres } from '../../src/server/database/embedded-postgres.js';
+import { MIGRATIONS } from '../../src/server/database/migrations/index.js';
 import { adminQuery } from '../support/database.js';
 import { POSTGRES_ADMIN_URL, testDb } from '../support/env.js';
 

@@ -4,9 +4,9 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../src/common/app-error.js';
-import { ProblemFilter } from '../../src/common/problem.filter.js';
-import { requestIdMiddleware } from '../../src/common/request-id.middleware.js';
+import { AppError } from '../../src/server/common/app-error.js';
+import { ProblemFilter } from '../../src/server/common/problem.filter.js';
+import { requestIdMiddleware } from '../../src/server/common/request-id.middleware.js';
 
 @Controller('boom')
 class BoomController {

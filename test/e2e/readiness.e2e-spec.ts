@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedPostgres } from '../../src/database/embedded-postgres.js';
+import { EmbeddedPostgres } from '../../src/server/database/embedded-postgres.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { copyEmbeddedTemplate, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { testDb } from '../support/env.js';

@@ -6,9 +6,9 @@ import {
   MAX_ENV_VALUE_BYTES,
   MAX_STACK_SPEC_BYTES,
   stackSpecBytes,
-} from '../../src/agent-protocol/limits.js';
-import { validateDefinition } from '../../src/stacks/definition/validate-definition.js';
-import { toServiceSpec } from '../../src/stacks/service-spec.js';
+} from '../../src/contracts/agent-protocol/limits.js';
+import { validateDefinition } from '../../src/server/stacks/definition/validate-definition.js';
+import { toServiceSpec } from '../../src/server/stacks/service-spec.js';
 import { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { freePort, HTTP_SERVICE, orchestrator, type JobBody } from '../support/stacks.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StacksService } from '../../src/stacks/stacks.service.js';
+import { StacksService } from '../../src/server/stacks/stacks.service.js';
 import { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import {

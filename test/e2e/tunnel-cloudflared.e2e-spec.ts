@@ -6,8 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   CloudflaredTunnelProvider,
   type CloudflaredProviderOptions,
-} from '../../src/tunnel/providers/cloudflared-provider.js';
-import { TunnelConfigError } from '../../src/tunnel/providers/tunnel-provider.js';
+} from '../../src/server/tunnel/providers/cloudflared-provider.js';
+import { TunnelConfigError } from '../../src/server/tunnel/providers/tunnel-provider.js';
 
 // The real cloudflared cannot be installed where tests run: test/fixtures/fake-cloudflared.mjs stands
 // in for it (cloudflared's own log lines, no network), found as `cloudflared` on a search path of its

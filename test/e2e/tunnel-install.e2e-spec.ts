@@ -5,13 +5,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { quotePosix, quotePowerShell } from '../../src/tunnel/install/shell-quote.js';
+import { quotePosix, quotePowerShell } from '../../src/server/tunnel/install/shell-quote.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { freePort } from '../support/stacks.js';
 import { running } from '../support/process-state.js';
 
 const ROUTE = '/api/v1/tunnel/install-command';
-const SCRIPTS = new URL('../../src/tunnel/install/scripts/', import.meta.url);
+const SCRIPTS = new URL('../../src/tunnel/install/scripts', import.meta.url);
 
 interface InstallCommand {
   linux: string;

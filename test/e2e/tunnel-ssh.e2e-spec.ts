@@ -4,9 +4,12 @@ import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SshTunnelProvider, type SshProviderOptions } from '../../src/tunnel/providers/ssh-provider.js';
-import type { SshTunnelSettings } from '../../src/tunnel/providers/ssh-settings.js';
-import { TunnelConfigError, TunnelConnectError } from '../../src/tunnel/providers/tunnel-provider.js';
+import {
+  SshTunnelProvider,
+  type SshProviderOptions,
+} from '../../src/server/tunnel/providers/ssh-provider.js';
+import type { SshTunnelSettings } from '../../src/server/tunnel/providers/ssh-settings.js';
+import { TunnelConfigError, TunnelConnectError } from '../../src/server/tunnel/providers/tunnel-provider.js';
 import { freeLoopbackPort, startRelay, type Relay } from '../support/relay.js';
 
 // A real sshd on loopback is the relay; the "instance" is an HTTP server and a TCP echo server (the

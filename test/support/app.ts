@@ -1,8 +1,8 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
 import supertest from 'supertest';
-import { startApp } from '../../src/bootstrap.js';
-import { AppConfig } from '../../src/config/config.js';
+import { startApp } from '../../src/server/bootstrap.js';
+import { AppConfig } from '../../src/server/config/config.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { LogCapture } from './log-capture.js';
 

@@ -1,13 +1,13 @@
-import { stackSpecBytes } from '../../src/agent-protocol/limits.js';
+import { stackSpecBytes } from '../../src/contracts/agent-protocol/limits.js';
 import type {
   ServiceDefinition,
   ValidationIssue,
   ValidationResult,
-} from '../../src/stacks/definition/definition.types.js';
-import { validateDefinition } from '../../src/stacks/definition/validate-definition.js';
-import { toServiceSpec } from '../../src/stacks/service-spec.js';
+} from '../../src/server/stacks/definition/definition.types.js';
+import { validateDefinition } from '../../src/server/stacks/definition/validate-definition.js';
+import { toServiceSpec } from '../../src/server/stacks/service-spec.js';
 
-/** Shared by the unit specs of src/stacks/definition: run the validator and pick its answer apart. */
+/** Shared by the unit specs of src/server/stacks/definition: run the validator and pick its answer apart. */
 
 export const valid = (source: string) => {
   const result = validateDefinition(source);

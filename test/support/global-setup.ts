@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { createDataSource, runMigrationsLocked } from '../../src/database/data-source.js';
-import { EmbeddedPostgres } from '../../src/database/embedded-postgres.js';
+import { createDataSource, runMigrationsLocked } from '../../src/server/database/data-source.js';
+import { EmbeddedPostgres } from '../../src/server/database/embedded-postgres.js';
 import { POSTGRES_ADMIN_URL, testDb } from './env.js';
 
 declare module 'vitest' {

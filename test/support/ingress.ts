@@ -1,12 +1,12 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { matchIngressHost } from '../../src/tunnel/ingress/host-match.js';
+import { matchIngressHost } from '../../src/server/tunnel/ingress/host-match.js';
 import {
   IngressProxy,
   type IngressProxyOptions,
   type IngressTarget,
-} from '../../src/tunnel/ingress/reverse-proxy.js';
+} from '../../src/server/tunnel/ingress/reverse-proxy.js';
 
 /**
  * Loopback servers for the ingress specs (not used by the service): a front server wired the way

@@ -3,8 +3,8 @@ import { createSocket, type Socket } from 'node:dgram';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { queryPublicAddress } from '../../src/tunnel/topology/stun-client.js';
-import { encodeBindingResponse, parseBindingRequest } from '../../src/tunnel/topology/stun-message.js';
+import { queryPublicAddress } from '../../src/server/tunnel/topology/stun-client.js';
+import { encodeBindingResponse, parseBindingRequest } from '../../src/server/tunnel/topology/stun-message.js';
 
 export interface StunEndpoint {
   host: string;

@@ -2,8 +2,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SignJWT, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { withLowS } from '../../src/auth/es256.js';
-import { SecretBox } from '../../src/common/secret-box.js';
+import { withLowS } from '../../src/server/auth/es256.js';
+import { SecretBox } from '../../src/server/common/secret-box.js';
 
 /** The service's own signing key, unsealed the way the service does: for crafting edge-case tokens. */
 export async function serviceSigningKey(

@@ -3,11 +3,11 @@ import {
   agentMessageBytes,
   type ServiceStateMsg,
   type StateReportMsg,
-} from '../../src/agent-protocol/index.js';
+} from '../../src/contracts/agent-protocol/index.js';
 import { fitStateReport } from '../../src/agent/state-report.js';
-import { detectDrift } from '../../src/drift/detect-drift.js';
-import type { ServiceDefinition } from '../../src/stacks/definition/definition.types.js';
-import { serviceDigest, toServiceSpec } from '../../src/stacks/service-spec.js';
+import { detectDrift } from '../../src/server/drift/detect-drift.js';
+import type { ServiceDefinition } from '../../src/server/stacks/definition/definition.types.js';
+import { serviceDigest, toServiceSpec } from '../../src/server/stacks/service-spec.js';
 
 /**
  * The agent digests a trimmed service's command and environment, and the service digests the

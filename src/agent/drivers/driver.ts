@@ -4,7 +4,7 @@
  * implement it. The order of the steps, ignored services (`keep`), cancellation and progress belong
  * to the one reconcile loop in reconcile.ts, so both drivers behave alike there.
  *
- * The shapes are the protocol's (src/agent-protocol/index.ts, held to agent.proto), narrowed where
+ * The shapes are the protocol's (src/contracts/agent-protocol/index.ts, held to agent.proto), narrowed where
  * the agent has already checked a value.
  */
 import type {
@@ -13,7 +13,7 @@ import type {
   PortSpecMsg,
   ServiceResultMsg,
   ServiceSpecMsg,
-} from '../../agent-protocol/index.js';
+} from '../../contracts/agent-protocol/index.js';
 
 export interface PortSpec extends Omit<PortSpecMsg, 'protocol'> {
   protocol: 'tcp' | 'udp';

@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { PRIVATE_FILE_MODE } from '../../shared/private-files.js';
+import { PRIVATE_FILE_MODE } from '../../contracts/private-files.js';
 import type { Driver, EnsureAction, ObservedService, ServiceSpec, StackRef, StepContext } from './driver.js';
 
 /** How long a stopping service gets between SIGTERM and SIGKILL. */

@@ -1,0 +1,269 @@
+import * as grpc from '@grpc/grpc-js';
+import { Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
+import { HealthImplementation } from 'grpc-health-check';
+import type { SecureContextOptions } from 'node:tls';
+import {
+  IDENTITY_REVOKED,
+  loadAgentProto,
+  type AgentMessage,
+  type RenewCertificateRequest,
+  type RenewCertificateResponse,
+  type ServerMessage,
+} from '../../contracts/agent-protocol/index.js';
+import { MAX_AGENT_MESSAGE_BYTES } from '../../contracts/agent-protocol/limits.js';
+import { AppError } from '../common/app-error.js';
+import { StartupState } from '../common/startup-state.js';
+import { OrchestratorHealthService } from '../health/orchestrator-health.service.js';
+import { AppConfig } from '../config/config.js';
+import { grpcStatusFor } from './agent-gateway.errors.js';
+import { logAgentMessage } from './message-log.js';
+import { AgentSessions } from './agent-sessions.js';
+import { CertificatesService } from './certificates.service.js';
+import { CaService } from './ca.service.js';
+import { peerHost } from './peer-address.js';
+
+const SERVICE_NAME = 'stack.agent.v1.AgentGateway';
+/** An agent that says nothing for this long after connecting is dropped. */
+const HELLO_TIMEOUT_MS = 10_000;
+
+/**
+ * grpc-js credentials with the TLS options `createSsl` does not expose: TLS 1.3 only, and a client
+ * certificate required and verified against our CA during the handshake (`rejectUnauthorized`), so
+ * a missing or foreign certificate never reaches a handler.
+ */
+class MutualTls13Credentials extends grpc.ServerCredentials {
+  constructor(context: SecureContextOptions) {
+    super({ requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.3' }, context);
+  }
+
+  _equals(other: grpc.ServerCredentials): boolean {
+    return other === this;
+  }
+}
+
+interface PeerIdentity {
+  workerId: string;
+  serial: string;
+}
+
+/** The agent port: mutual TLS, one Connect stream per agent, certificate renewal, grpc.health.v1. */
+@Injectable()
+export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('agent-gateway');
+  private server: grpc.Server | undefined;
+  private readonly health = new HealthImplementation({ '': 'NOT_SERVING', [SERVICE_NAME]: 'NOT_SERVING' });
+  /** The port actually bound (AGENT_PORT, or the one the OS chose for 0). */
+  port = 0;
+
+  constructor(
+    private readonly ca: CaService,
+    private readonly certificates: CertificatesService,
+    private readonly sessions: AgentSessions,
+    private readonly startup: StartupState,
+    private readonly config: AppConfig,
+    health: OrchestratorHealthService,
+  ) {
+    startup.expectListener('grpc');
+    health.registerCheck('grpc', () => (this.listening ? 'ok' : 'not_listening'));
+    health.registerAgentEndpoint(() => this.endpoint);
+  }
+
+  /** host:port agents dial: PUBLIC_URL's host and the port bound. */
+  get endpoint(): string {
+    return `${new URL(this.config.publicUrl).hostname}:${this.port || this.config.agentPort}`;
+  }
+
+  get listening(): boolean {
+    return this.server !== undefined && this.port > 0;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    // Agents may dial through the tunnel: its agent host must be in the certificate too.
+    const tunnel = this.config.tunnel;
+    const tunnelHosts = [tunnel.agentHost, tunnel.ssh.host].filter((h): h is string => !!h);
+    const hosts = [
+      ...new Set([new URL(this.config.publicUrl).hostname, 'localhost', '127.0.0.1', ...tunnelHosts]),
+    ];
+    const { certPem, keyPem } = await this.ca.issueServerCertificate(hosts);
+    const server = new grpc.Server({
+      'grpc.keepalive_time_ms': 60_000,
+      'grpc.keepalive_timeout_ms': 20_000,
+      // An agent needs one stream and the odd renewal.
+      'grpc.max_concurrent_streams': 8,
+      // The agent sets the same limits: a message over them ends the stream, so nothing accepted
+      // may need one (agent-protocol/limits.ts).
+      'grpc.max_receive_message_length': MAX_AGENT_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_AGENT_MESSAGE_BYTES,
+    });
+    const proto = loadAgentProto();
+    server.addService(proto.AgentGateway.service, {
+      Connect: (stream: grpc.ServerDuplexStream<AgentMessage, ServerMessage>) => this.connect(stream),
+      RenewCertificate: (
+        call: grpc.ServerUnaryCall<RenewCertificateRequest, RenewCertificateResponse>,
+        callback: grpc.sendUnaryData<RenewCertificateResponse>,
+      ) => void this.renew(call, callback),
+    });
+    this.health.addToServer(server);
+    const credentials = new MutualTls13Credentials({
+      ca: Buffer.from(this.ca.caPem),
+      cert: Buffer.from(certPem),
+      key: Buffer.from(keyPem),
+    });
+    this.port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(`${this.config.host}:${this.config.agentPort}`, credentials, (err, port) =>
+        err ? reject(err) : resolve(port),
+      ),
+    );
+    this.server = server;
+    this.health.setStatus('', 'SERVING');
+    this.health.setStatus(SERVICE_NAME, 'SERVING');
+    this.startup.markListening('grpc');
+    this.logger.log({ port: this.port }, 'agent gateway listening (mTLS, TLS 1.3)');
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.health.setStatus('', 'NOT_SERVING');
+    this.health.setStatus(SERVICE_NAME, 'NOT_SERVING');
+    this.sessions.closeAll('service shutting down');
+    await new Promise<void>((resolve) => {
+      const force = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, 2000);
+      server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+    this.server = undefined;
+  }
+
+  private async identify(
+    call: Pick<grpc.ServerUnaryCall<unknown, unknown>, 'getAuthContext'>,
+  ): Promise<PeerIdentity> {
+    const peer = call.getAuthContext().sslPeerCertificate;
+    const cn = peer?.subject?.CN;
+    const workerId = Array.isArray(cn) ? undefined : cn;
+    const serial = peer?.serialNumber;
+    if (!workerId || !serial)
+      throw new AppError(401, 'unauthorized', 'Unauthorized', 'no client certificate');
+    if (!(await this.certificates.isValid(serial, workerId))) {
+      throw new AppError(401, 'unauthorized', 'Unauthorized', IDENTITY_REVOKED);
+    }
+    return { workerId, serial };
+  }
+
+  private connect(stream: grpc.ServerDuplexStream<AgentMessage, ServerMessage>): void {
+    let workerId: string | undefined;
+    let closed = false;
+    const fail = (err: unknown) => {
+      if (closed) return;
+      closed = true;
+      const code = grpcStatusFor(err);
+      const details = err instanceof AppError ? err.message : 'internal error';
+      if (code === grpc.status.INTERNAL)
+        this.logger.error({ err, worker_id: workerId }, 'agent stream failed');
+      stream.emit('error', { code, details });
+    };
+    const helloTimer = setTimeout(
+      () => fail(new AppError(400, 'bad_request', 'Bad Request', 'no hello')),
+      HELLO_TIMEOUT_MS,
+    );
+    const identity = this.identify(stream);
+    identity.catch(fail);
+    stream.on('data', (message: AgentMessage) => {
+      void identity
+        .then(async (peer) => {
+          if (closed) return;
+          logAgentMessage(this.logger, 'received', peer.workerId, message);
+          const events = this.sessions.workersHandler();
+          if (workerId === undefined) {
+            if (!message.hello)
+              throw new AppError(400, 'bad_request', 'Bad Request', 'the first message must be hello');
+            if (message.hello.worker_id !== peer.workerId) {
+              throw new AppError(
+                403,
+                'forbidden',
+                'Forbidden',
+                'hello names another worker than the certificate',
+              );
+            }
+            clearTimeout(helloTimer);
+            // Where this authenticated stream comes from: peers probe the agent there.
+            const welcome = await events.hello(peer.workerId, message.hello, {
+              remoteHost: peerHost(stream.getPeer()),
+            });
+            if (closed) {
+              // The agent went away while we looked it up: do not keep a dead stream.
+              events.disconnected(peer.workerId);
+              return;
+            }
+            workerId = peer.workerId;
+            this.sessions.register(workerId, stream);
+            this.sessions.send(workerId, {
+              welcome: {
+                worker_id: workerId,
+                heartbeat_interval_ms: this.config.heartbeatIntervalMs,
+                status: welcome.status,
+                probe_key: welcome.probeKey,
+              },
+            });
+            this.sessions.connected(workerId, message.hello);
+            return;
+          }
+          if (message.heartbeat) {
+            events.heartbeat(workerId, message.heartbeat);
+            // An agent that does not read its acks gets none rather than growing our buffers.
+            if (!stream.writableNeedDrain)
+              this.sessions.send(workerId, { heartbeat_ack: { sequence: message.heartbeat.sequence } });
+          } else if (message.connectivity) events.connectivity(workerId, message.connectivity);
+          else if (message.job_event) {
+            this.sessions.jobEvent(workerId, message.job_event);
+          } else if (message.state) {
+            this.sessions.stateReport(workerId, message.state);
+          }
+        })
+        .catch(fail);
+    });
+    const finish = () => {
+      clearTimeout(helloTimer);
+      closed = true;
+      if (workerId !== undefined && this.sessions.unregister(workerId, stream)) {
+        this.sessions.disconnected(workerId);
+      }
+    };
+    stream.on('end', () => {
+      finish();
+      stream.end();
+    });
+    stream.on('cancelled', finish);
+    stream.on('error', finish);
+    stream.on('close', finish);
+  }
+
+  private async renew(
+    call: grpc.ServerUnaryCall<RenewCertificateRequest, RenewCertificateResponse>,
+    callback: grpc.sendUnaryData<RenewCertificateResponse>,
+  ): Promise<void> {
+    try {
+      const peer = await this.identify(call);
+      const issued = await this.certificates.renew(peer.workerId, call.request.csr_pem);
+      this.logger.log(
+        { worker_id: peer.workerId, not_after: issued.notAfter.toISOString() },
+        'certificate renewed',
+      );
+      callback(null, {
+        certificate_pem: issued.pem,
+        ca_certificate_pem: this.ca.caPem,
+        not_after: issued.notAfter.toISOString(),
+      });
+    } catch (err) {
+      callback({
+        code: grpcStatusFor(err),
+        details: err instanceof AppError ? err.message : 'internal error',
+      });
+    }
+  }
+}

@@ -1,0 +1,77 @@
+import { DynamicModule, MiddlewareConsumer, Module, NestModule, ValidationPipe } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import type { ValidationError } from 'class-validator';
+import type { Writable } from 'node:stream';
+import { ValidationFailedError } from './common/app-error.js';
+import type { ProblemFieldError } from '../contracts/api/problem.js';
+import { bodyParser } from './common/body-parsers.js';
+import { CommonModule } from './common/common.module.js';
+import { MediaTypeInterceptor } from './common/media-type.js';
+import { ProblemFilter } from './common/problem.filter.js';
+import { AuditModule } from './audit/audit.module.js';
+import { AuthModule } from './auth/auth.module.js';
+import { AppConfig } from './config/config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
+import { LoggingModule } from './logging/logging.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { SettingsModule } from './settings/settings.module.js';
+import { WorkersModule } from './workers/workers.module.js';
+import { JobsModule } from './jobs/jobs.module.js';
+import { StacksModule } from './stacks/stacks.module.js';
+import { DriftModule } from './drift/drift.module.js';
+import { DefinitionModule } from './stacks/definition/definition.module.js';
+import { TunnelModule } from './tunnel/tunnel.module.js';
+
+/** Flattens class-validator's tree into the problem's `errors` array. */
+export function toFieldErrors(errors: ValidationError[], parent = ''): ProblemFieldError[] {
+  return errors.flatMap((error) => {
+    const path = parent ? `${parent}.${error.property}` : error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) => ({ path, message }));
+    return [...own, ...toFieldErrors(error.children ?? [], path)];
+  });
+}
+
+export const validationPipe = new ValidationPipe({
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  transform: true,
+  exceptionFactory: (errors) => new ValidationFailedError(toFieldErrors(errors)),
+});
+
+@Module({})
+export class AppModule implements NestModule {
+  static forRoot(config: AppConfig, logConsole: Writable): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        CommonModule,
+        LoggingModule.forRoot(logConsole),
+        DatabaseModule,
+        MetricsModule,
+        AuditModule,
+        AuthModule,
+        HealthModule,
+        SettingsModule,
+        WorkersModule,
+        JobsModule,
+        StacksModule,
+        DriftModule,
+        DefinitionModule,
+        TunnelModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: ProblemFilter },
+        { provide: APP_INTERCEPTOR, useClass: MediaTypeInterceptor },
+        { provide: APP_PIPE, useValue: validationPipe },
+      ],
+    };
+  }
+
+  /** Body parsing runs after the request logger, so refused bodies are logged like any request. */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(bodyParser()).forRoutes('*path');
+  }
+}

@@ -1,0 +1,32 @@
+import { Body, Controller, Get, Header, Headers, HttpCode, Post } from '@nestjs/common';
+import { Consumes } from '../common/media-type.js';
+import { Public } from './auth.decorators.js';
+import type { TokenResponse } from '../../contracts/api/oauth.js';
+import { AuthService, type TokenRequestBody } from './auth.service.js';
+import { SigningKeysService } from './signing-keys.service.js';
+
+/** The OAuth 2.0 token endpoint and the published key set, at the service root. */
+@Controller()
+@Public()
+export class OAuthController {
+  constructor(
+    private readonly auth: AuthService,
+    private readonly keys: SigningKeysService,
+  ) {}
+
+  @Post('oauth/token')
+  @HttpCode(200)
+  @Consumes('application/json', 'application/x-www-form-urlencoded')
+  @Header('Pragma', 'no-cache')
+  token(@Body() body: unknown, @Headers('authorization') authorization?: string): Promise<TokenResponse> {
+    const fields =
+      body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as TokenRequestBody) : {};
+    return this.auth.token(fields, authorization);
+  }
+
+  @Get('.well-known/jwks.json')
+  @Header('Cache-Control', 'public, max-age=60')
+  jwks() {
+    return this.keys.jwks();
+  }
+}

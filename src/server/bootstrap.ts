@@ -1,0 +1,60 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger as NestLogger } from '@nestjs/common';
+import { Logger, PinoLogger } from 'nestjs-pino';
+import type { Writable } from 'node:stream';
+import { AppModule } from './app.module.js';
+import { RequestContext } from './common/request-context.js';
+import { requestIdMiddleware } from './common/request-id.middleware.js';
+import { securityHeadersMiddleware } from './common/security-headers.js';
+import { StartupState } from './common/startup-state.js';
+import type { AppConfig } from './config/config.js';
+import { installLivenessResponder } from './health/liveness.js';
+import { HttpMetrics } from './metrics/http-metrics.js';
+import { TunnelIngress } from './tunnel/ingress/tunnel-ingress.js';
+import { repairDataDir } from '../contracts/private-files.js';
+
+/** What the service keeps in DATA_DIR: the entries the repair at start walks. */
+const DATA_DIR_ENTRIES = ['pgdata', 'pgdata.lock', 'logs', 'secrets'] as const;
+
+export interface AppOptions {
+  /** Where JSON log lines go besides the rotated files; stdout unless a test captures them. */
+  logConsole?: Writable;
+}
+
+/** Builds the whole application exactly as production runs it; tests use this too. */
+export async function createApp(
+  config: AppConfig,
+  options: AppOptions = {},
+): Promise<NestExpressApplication> {
+  // Before any module opens a file there: earlier versions left the embedded database (its WAL
+  // holds stack definitions verbatim), the logs and the master key readable by every local user.
+  const repaired = repairDataDir(config.dataDir, DATA_DIR_ENTRIES);
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, options.logConsole ?? process.stdout),
+    { bodyParser: false, bufferLogs: true, abortOnError: false },
+  );
+  app.useLogger(app.get(Logger));
+  if (repaired > 0)
+    new NestLogger('data-dir').warn(
+      { data_dir: config.dataDir, entries: repaired },
+      'made files and directories in the data directory private to the service user',
+    );
+  app.disable('x-powered-by');
+  const metrics = app.get(HttpMetrics);
+  // Before any Nest middleware: every request gets an id and is counted, whatever happens next.
+  app.use(requestIdMiddleware, securityHeadersMiddleware, metrics.middleware, RequestContext.middleware);
+  installLivenessResponder(app.getHttpServer(), metrics, () => PinoLogger.root);
+  // Outermost: a published service's subdomain is proxied even for paths the API also has.
+  app.get(TunnelIngress).install(app.getHttpServer());
+  return app;
+}
+
+/** Creates the app and starts its listeners; /health/startup turns 200 once they are all up. */
+export async function startApp(config: AppConfig, options: AppOptions = {}): Promise<NestExpressApplication> {
+  const app = await createApp(config, options);
+  await app.listen(config.port, config.host);
+  app.get(StartupState).markListening('http');
+  return app;
+}

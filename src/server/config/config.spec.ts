@@ -1,0 +1,180 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AppConfig, ConfigError, VARIABLES, loadConfig } from './config.js';
+
+const problemsOf = (env: Record<string, string>): string[] => {
+  try {
+    new AppConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+};
+
+describe('AppConfig', () => {
+  it('has the documented defaults', () => {
+    const config = new AppConfig({});
+    expect(config.port).toBe(5260);
+    expect(config.agentPort).toBe(5263);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.dataDir).toBe(resolve('./data'));
+    expect(config.publicUrl).toBe('http://localhost:5260');
+    expect(config.logLevel).toBe('info');
+    expect(config.heartbeatIntervalMs).toBe(10_000);
+    expect(config.driftCheckIntervalMs).toBe(60_000);
+    expect(config.agentEndpoint).toBe('localhost:5263');
+  });
+
+  it('parses given values', () => {
+    const config = new AppConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgresql://u:p@db:5432/so',
+      PUBLIC_URL: 'https://so.example.com/',
+      LOG_LEVEL: 'DEBUG',
+      HEARTBEAT_INTERVAL: '2s',
+      DRIFT_CHECK_INTERVAL: '5m',
+      AGENT_PORT: '7000',
+    });
+    expect(config.port).toBe(8080);
+    expect(config.databaseUrl).toBe('postgresql://u:p@db:5432/so');
+    expect(config.publicUrl).toBe('https://so.example.com');
+    expect(config.logLevel).toBe('debug');
+    expect(config.heartbeatIntervalMs).toBe(2000);
+    expect(config.driftCheckIntervalMs).toBe(300_000);
+    expect(config.agentEndpoint).toBe('so.example.com:7000');
+  });
+
+  it.each([
+    ['PORT', '70000'],
+    ['PORT', 'http'],
+    ['AGENT_PORT', '-1'],
+    ['DATABASE_URL', 'mysql://db/x'],
+    ['DATABASE_URL', 'not a url'],
+    ['PUBLIC_URL', 'ftp://x'],
+    ['LOG_LEVEL', 'verbose'],
+    ['HEARTBEAT_INTERVAL', 'often'],
+    ['HEARTBEAT_INTERVAL', '10ms'],
+    ['DRIFT_CHECK_INTERVAL', '100d'],
+    ['DATABASE_POOL_SIZE', '0'],
+  ])('names %s when it is %j', (name, value) => {
+    const problems = problemsOf({ [name]: value });
+    expect(problems).toHaveLength(1);
+    expect(problems[0].startsWith(`${name} `)).toBe(true);
+  });
+
+  it('reports every bad variable at once', () => {
+    const problems = problemsOf({ PORT: 'x', LOG_LEVEL: 'y', HEARTBEAT_INTERVAL: 'z' });
+    expect(problems.map((p) => p.split(' ')[0]).sort()).toEqual(['HEARTBEAT_INTERVAL', 'LOG_LEVEL', 'PORT']);
+  });
+
+  it('never echoes a sensitive value in an error', () => {
+    const problems = problemsOf({ DATABASE_URL: 'mysql://user:hunter2@db/x' });
+    expect(problems[0]).not.toContain('hunter2');
+    expect(problems[0]).toContain('[REDACTED]');
+  });
+
+  it('wants both bootstrap client variables or neither', () => {
+    expect(problemsOf({ BOOTSTRAP_CLIENT_ID: 'admin' })[0]).toMatch(
+      /BOOTSTRAP_CLIENT_ID and BOOTSTRAP_CLIENT_SECRET/,
+    );
+    expect(
+      problemsOf({ BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 's3cret-value-long-enough' }),
+    ).toEqual([]);
+    expect(problemsOf({ BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'short' })[0]).toMatch(
+      /at least 16/,
+    );
+  });
+
+  it('sanitizes sensitive values', () => {
+    const config = new AppConfig({
+      DATABASE_URL: 'postgres://u:pw@db/x',
+      BOOTSTRAP_CLIENT_ID: 'abc',
+      BOOTSTRAP_CLIENT_SECRET: 'bbbbbbbbbbbbbbbbbbbb',
+      ENCRYPTION_KEY: 'k'.repeat(40),
+    });
+    const view = config.sanitized();
+    expect(view.DATABASE_URL).toBe('[REDACTED]');
+    expect(view.BOOTSTRAP_CLIENT_SECRET).toBe('[REDACTED]');
+    expect(view.BOOTSTRAP_CLIENT_ID).toBe('abc');
+    expect(view.PORT).toBe('5260');
+    expect(view.ENCRYPTION_KEY).toBe('[REDACTED]');
+    expect(JSON.stringify(view)).not.toMatch(/pw@|bbbb|kkkk/);
+  });
+});
+
+describe('loadConfig', () => {
+  it('reads .env, and the process environment wins', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'so-env-'));
+    const file = join(dir, '.env');
+    writeFileSync(file, 'PORT=6000\nLOG_LEVEL=warn\n# comment\n');
+    const config = loadConfig({ LOG_LEVEL: 'error' }, file);
+    expect(config.port).toBe(6000);
+    expect(config.logLevel).toBe('error');
+  });
+
+  it('works without a .env file', () => {
+    expect(loadConfig({}, '/nonexistent/.env').port).toBe(5260);
+  });
+});
+
+describe('tunnel settings', () => {
+  it('are optional until the tunnel starts, with defaults for the rest', () => {
+    const config = new AppConfig({});
+    expect(config.tunnel.provider).toBe('ssh');
+    expect(config.tunnel.ssh.port).toBe(22);
+    expect(config.tunnel.ssh.host).toBeUndefined();
+    expect(config.tunnel.allowPrivateUrls).toBe(false);
+    expect(config.tunnel.stunServers.length).toBeGreaterThan(0);
+  });
+
+  it('parse every given value', () => {
+    const config = new AppConfig({
+      TUNNEL_PROVIDER: 'cloudflared',
+      TUNNEL_SSH_HOST_KEY: 'SHA256:' + 'A'.repeat(43),
+      TUNNEL_SSH_REMOTE_PORT: '8080',
+      TUNNEL_PUBLIC_URL: 'https://tunnel.example.com/',
+      TUNNEL_BASE_DOMAIN: 'Tunnel.Example.com.',
+      TUNNEL_STUN_SERVERS: '127.0.0.1:3478, [::1]:3479,stun.example.net:19302',
+      TUNNEL_ALLOW_PRIVATE_URLS: 'true',
+      TUNNEL_CLOUDFLARED_TOKEN: 'secret-token',
+    });
+    expect(config.tunnel.provider).toBe('cloudflared');
+    expect(config.tunnel.ssh.remotePort).toBe(8080);
+    expect(config.tunnel.publicUrl).toBe('https://tunnel.example.com');
+    expect(config.tunnel.baseDomain).toBe('tunnel.example.com');
+    expect(config.tunnel.stunServers).toEqual([
+      { host: '127.0.0.1', port: 3478 },
+      { host: '::1', port: 3479 },
+      { host: 'stun.example.net', port: 19302 },
+    ]);
+    expect(config.tunnel.allowPrivateUrls).toBe(true);
+    expect(config.sanitized().TUNNEL_CLOUDFLARED_TOKEN).toBe('[REDACTED]');
+    expect(new AppConfig({ TUNNEL_STUN_SERVERS: 'none' }).tunnel.stunServers).toEqual([]);
+  });
+
+  it.each([
+    ['TUNNEL_PROVIDER', 'ngrok'],
+    ['TUNNEL_SSH_HOST_KEY', 'MD5:aa:bb'],
+    ['TUNNEL_SSH_HOST_KEY', 'SHA256:short'],
+    ['TUNNEL_SSH_PORT', '70000'],
+    ['TUNNEL_PUBLIC_URL', 'ftp://x.example.com'],
+    ['TUNNEL_BASE_DOMAIN', 'localhost'],
+    ['TUNNEL_BASE_DOMAIN', 'bad_label.example.com'],
+    ['TUNNEL_STUN_SERVERS', 'stun.example.net'],
+    ['TUNNEL_STUN_SERVERS', '127.0.0.1:0'],
+    ['TUNNEL_ALLOW_PRIVATE_URLS', 'maybe'],
+  ])('%s=%s fails at boot, naming the variable', (name, value) => {
+    expect(() => new AppConfig({ [name]: value })).toThrow(new RegExp(`^invalid configuration: ${name} `));
+  });
+});
+
+describe('.env.example', () => {
+  it('documents every variable the service reads', () => {
+    const example = readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8');
+    for (const name of Object.keys(VARIABLES))
+      expect(example, name).toMatch(new RegExp(`^#? ?${name}=`, 'm'));
+  });
+});

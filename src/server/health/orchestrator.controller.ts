@@ -1,0 +1,26 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { Public, RequireScopes } from '../auth/auth.decorators.js';
+import { orchestratorPaths } from '../common/paths.js';
+import type { OrchestratorHealth, ServerInfo } from '../../contracts/api/orchestrator.js';
+import { OrchestratorHealthService } from './orchestrator-health.service.js';
+
+@Controller(orchestratorPaths())
+export class OrchestratorController {
+  constructor(private readonly orchestrator: OrchestratorHealthService) {}
+
+  /** 200 while the service can work (healthy or degraded), 503 when unhealthy. */
+  @Get('health')
+  @Public()
+  async health(@Res({ passthrough: true }) res: Response): Promise<OrchestratorHealth> {
+    const health = await this.orchestrator.health();
+    if (health.status === 'unhealthy') res.status(503);
+    return health;
+  }
+
+  @Get('info')
+  @RequireScopes('orchestrator:read')
+  info(): ServerInfo {
+    return this.orchestrator.info();
+  }
+}

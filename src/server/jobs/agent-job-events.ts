@@ -1,0 +1,143 @@
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import type { HelloMsg, JobEventMsg } from '../../contracts/agent-protocol/index.js';
+import { MAX_JOB_ERROR_CHARS, MAX_JOB_LINES_PER_EVENT } from '../../contracts/agent-protocol/limits.js';
+import { AgentSessions, type AgentWorkHandler } from '../agent-gateway/agent-sessions.js';
+import { isUuid } from '../common/ids.js';
+import type { JobEntity } from './entities/job.entity.js';
+import { JobDispatcher } from './job-dispatcher.js';
+import { JobEventWriter, printable, type AgentResult } from './job-event-writer.js';
+import { JobLifecycle } from './job-lifecycle.js';
+import { JobsRepository } from './jobs.repository.js';
+
+/**
+ * What agents say about their jobs (the jobs feature's AgentWorkHandler): job events go to the
+ * write buffer and their final results move the jobs; a reconnecting agent's jobs are reconciled
+ * with what it still runs; a disconnected agent's unconfirmed jobs go back to the queue.
+ */
+@Injectable()
+export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
+  private readonly logger = new Logger('jobs');
+
+  constructor(
+    private readonly repository: JobsRepository,
+    private readonly sessions: AgentSessions,
+    private readonly writer: JobEventWriter,
+    private readonly lifecycle: JobLifecycle,
+    private readonly dispatcher: JobDispatcher,
+  ) {}
+
+  onModuleInit(): void {
+    this.writer.onResults((batch) => this.recordResults(batch));
+    this.sessions.addWorkHandler(this);
+  }
+
+  connected(workerId: string, hello: HelloMsg): void {
+    void this.reconcileWorker(workerId, new Set(hello.active_job_ids ?? [])).catch((err: unknown) =>
+      this.logger.warn({ err, worker_id: workerId }, 'reconciling jobs of a reconnected agent failed'),
+    );
+  }
+
+  disconnected(workerId: string): void {
+    // Jobs the agent never confirmed go back to the queue; running ones wait for the agent to come
+    // back and report, or for their timeout, cancel or cleanup.
+    void this.repository
+      .activeOnWorker(workerId)
+      .then(async (jobs) => {
+        for (const job of jobs.filter((j) => j.status === 'dispatched'))
+          await this.lifecycle.requeue(job, 'agent disconnected');
+      })
+      .catch((err: unknown) =>
+        this.logger.warn({ err, worker_id: workerId }, 'requeue after disconnect failed'),
+      );
+  }
+
+  jobEvent(workerId: string, event: JobEventMsg): void {
+    if (!isUuid(event.job_id)) return;
+    const lines = (event.lines ?? []).slice(0, MAX_JOB_LINES_PER_EVENT);
+    for (const line of lines) this.writer.bufferLine(event.job_id, workerId, line);
+    // Any other phase carries only its lines.
+    switch (event.phase) {
+      case 'accepted':
+        this.writer.bufferAccepted(event.job_id, workerId);
+        return;
+      case 'progress':
+        this.writer.bufferProgress(
+          event.job_id,
+          workerId,
+          Math.max(0, Math.min(100, Math.floor(Number(event.progress) || 0))),
+        );
+        return;
+      case 'succeeded':
+      case 'failed':
+      case 'cancelled':
+        // Handled in the next write, after this job's confirmation and lines.
+        this.writer.bufferResult(workerId, event);
+    }
+  }
+
+  /** After a reconnect: what the agent still runs is running; what it lost has failed. */
+  private async reconcileWorker(workerId: string, active: Set<string>): Promise<void> {
+    const jobs = await this.repository.activeOnWorker(workerId);
+    for (const job of jobs) {
+      if (active.has(job.id)) {
+        if (job.status === 'dispatched') this.writer.bufferAccepted(job.id, workerId);
+        else if (job.status === 'cancelling') this.lifecycle.sendCancel(job, false);
+        continue;
+      }
+      if (job.status === 'dispatched') {
+        // Sent on the old stream and never confirmed: send it again.
+        await this.lifecycle.requeue(job, 'agent reconnected without it');
+        continue;
+      }
+      await this.lifecycle.abort(job, 'the agent restarted and no longer has the job');
+    }
+    this.dispatcher.wake();
+  }
+
+  /** Results of a write batch: the jobs read in one statement, then each moved on its own. */
+  private async recordResults(batch: AgentResult[]): Promise<void> {
+    if (batch.length === 0) return;
+    const jobs = new Map(
+      (await this.repository.findByIds(batch.map((b) => b.event.job_id))).map((j) => [j.id, j]),
+    );
+    for (const { workerId, event } of batch) {
+      try {
+        await this.agentFinished(workerId, event, jobs.get(event.job_id));
+      } catch (err) {
+        this.logger.warn({ err, job_id: event.job_id, worker_id: workerId }, 'job result not recorded');
+      }
+    }
+  }
+
+  private async agentFinished(
+    workerId: string,
+    event: JobEventMsg,
+    job: JobEntity | undefined,
+  ): Promise<void> {
+    if (!job || job.workerId !== workerId) return;
+    const results = (event.results ?? []).slice(0, 500).map((r) => ({
+      name: printable(String(r.name)).slice(0, 63),
+      action: printable(String(r.action)).slice(0, 32),
+      ok: r.ok === true,
+      error: r.error ? printable(String(r.error)).slice(0, MAX_JOB_ERROR_CHARS) : null,
+    }));
+    const phase = event.phase as 'succeeded' | 'failed' | 'cancelled';
+    const moved = await this.lifecycle.transition(
+      job.id,
+      { type: phase },
+      {
+        results,
+        error:
+          phase === 'failed'
+            ? printable(String(event.error || 'failed on the worker')).slice(0, MAX_JOB_ERROR_CHARS)
+            : null,
+        progress: phase === 'succeeded' ? 100 : job.progress,
+        finishedAt: new Date(),
+      },
+      undefined,
+      job,
+    );
+    if (moved) await this.lifecycle.finished(moved.job, moved.from, true);
+    else await this.lifecycle.reachedNode(job);
+  }
+}

@@ -1,0 +1,19 @@
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import type { JobLogsQuery } from '../../../contracts/api/jobs.js';
+
+export class JobLogsDto implements JobLogsQuery {
+  /** The `next_after` of the previous page: lines after that one. */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  after?: number;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(5000)
+  limit?: number;
+}

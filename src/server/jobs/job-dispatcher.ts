@@ -1,0 +1,175 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { serverMessageBytes, type JobCommandMsg } from '../../contracts/agent-protocol/index.js';
+import { MAX_AGENT_MESSAGE_BYTES } from '../../contracts/agent-protocol/limits.js';
+import { AgentSessions } from '../agent-gateway/agent-sessions.js';
+import { WorkersService } from '../workers/workers.service.js';
+import type { JobEntity } from './entities/job.entity.js';
+import { JobLifecycle } from './job-lifecycle.js';
+import { JobsRepository } from './jobs.repository.js';
+import { place, type PlacementCandidate } from './placement.js';
+
+/** Jobs taken from the queue per dispatcher round. */
+const CLAIM_BATCH = 200;
+/** The dispatcher looks at the queue this often even when nothing woke it (other replicas' jobs). */
+export const POLL_MS = 250;
+
+/**
+ * The dispatcher: takes queued jobs this replica can send, places those without a worker, and sends
+ * each to its agent's stream. A round runs when something may be dispatchable (a new job, a job
+ * that ended or went back to the queue, a connected agent) and every POLL_MS; rounds never overlap.
+ */
+@Injectable()
+export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('jobs');
+  private pollTimer: NodeJS.Timeout | undefined;
+  private dispatching = false;
+  /** A wake arrived during a round: run another one after it. */
+  private roundRequested = false;
+  private stopped = false;
+
+  constructor(
+    private readonly repository: JobsRepository,
+    private readonly sessions: AgentSessions,
+    private readonly workers: WorkersService,
+    private readonly lifecycle: JobLifecycle,
+  ) {}
+
+  onModuleInit(): void {
+    this.lifecycle.onQueueChanged(() => this.wake());
+    // A dispatch round on every tick, whether or not the sweep of timeouts is still going.
+    this.pollTimer = setInterval(() => this.wake(), POLL_MS);
+    this.pollTimer.unref();
+  }
+
+  onModuleDestroy(): void {
+    this.stopped = true;
+    clearInterval(this.pollTimer);
+  }
+
+  /** Asks for a dispatcher round soon (a new job, a connected agent). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.dispatching) {
+      this.roundRequested = true;
+      return;
+    }
+    this.dispatching = true;
+    void this.dispatchRound()
+      .catch((err: unknown) => this.logger.warn({ err }, 'dispatch round failed'))
+      .finally(() => {
+        this.dispatching = false;
+        if (this.roundRequested) {
+          this.roundRequested = false;
+          setImmediate(() => this.wake());
+        }
+      });
+  }
+
+  private async dispatchRound(): Promise<void> {
+    for (;;) {
+      const connected = this.sessions.connectedIds();
+      if (connected.length === 0) return;
+      // Read before the claim's transaction: on the embedded database every connection shares one
+      // backend, and a second connection's query inside the transaction would wait forever.
+      const reserved = await this.lifecycle.reservations(connected);
+      // Jobs that had no worker yet: their stack learns where it runs.
+      const newlyPlaced = new Set<string>();
+      const sent = await this.repository.claim(CLAIM_BATCH, connected, (jobs) => {
+        for (const job of jobs) if (job.workerId === null) newlyPlaced.add(job.id);
+        return Promise.resolve(this.decide(jobs, reserved));
+      });
+      const unsent: JobEntity[] = [];
+      const refused: { job: JobEntity; bytes: number }[] = [];
+      for (const job of sent) {
+        const command: JobCommandMsg = {
+          job_id: job.id,
+          type: job.type,
+          stack_id: job.stackId,
+          stack_name: job.payload.command.stack_name,
+          revision: job.revision,
+          services: job.payload.command.services,
+          timeout_ms: job.timeoutMs,
+          attempt: job.attempts,
+          keep: job.payload.command.keep ?? [],
+          replace: job.payload.command.replace ?? [],
+        };
+        // Only a definition stored before the size limits can be this big; sending it would end
+        // the agent's stream (and leave every stack of the node unknown), so the job fails instead.
+        const bytes = serverMessageBytes({ job: command });
+        if (bytes > MAX_AGENT_MESSAGE_BYTES) {
+          refused.push({ job, bytes });
+          continue;
+        }
+        if (!this.sessions.send(job.workerId!, { job: command })) {
+          unsent.push(job);
+          continue;
+        }
+        this.logger.log(
+          { job_id: job.id, job_type: job.type, worker_id: job.workerId, attempt: job.attempts },
+          'job dispatched',
+        );
+      }
+      // Every command of the round is on its stream before anything else waits for the database.
+      const placed = sent.filter(
+        (job) => newlyPlaced.has(job.id) && !unsent.includes(job) && !refused.some((r) => r.job === job),
+      );
+      await this.lifecycle.placed(placed);
+      for (const job of unsent) await this.lifecycle.requeue(job, 'agent not connected');
+      for (const { job, bytes } of refused)
+        await this.lifecycle.abort(
+          job,
+          `the job's command takes ${bytes} bytes and an agent accepts at most ${MAX_AGENT_MESSAGE_BYTES}: replace the stack's definition with one within the size limits (docs/stack-definitions.md)`,
+        );
+      if (sent.length < CLAIM_BATCH) return;
+    }
+  }
+
+  /** Placement for a batch, counting what earlier jobs of the same batch reserve. */
+  private decide(
+    jobs: JobEntity[],
+    reserved: Map<string, { cpu: number; memory_bytes: number }>,
+  ): Map<string, { workerId: string } | { reason: string }> {
+    const decisions = new Map<string, { workerId: string } | { reason: string }>();
+    const byOwner = new Map<string, PlacementCandidate[]>();
+    const candidatesOf = (owner: string): PlacementCandidate[] => {
+      let list = byOwner.get(owner);
+      if (!list) {
+        list = this.workers.liveWorkers(owner).map((w) => ({
+          ...w,
+          reserved: { ...(reserved.get(w.id) ?? { cpu: 0, memory_bytes: 0 }) },
+        }));
+        byOwner.set(owner, list);
+      }
+      return list;
+    };
+    for (const job of jobs) {
+      const candidates = candidatesOf(job.owner);
+      if (job.type === 'destroy' || job.workerId !== null) {
+        // A job for a placed stack goes to that worker and no other.
+        const worker = candidates.find((w) => w.id === job.workerId);
+        decisions.set(
+          job.id,
+          worker ? { workerId: worker.id } : { reason: `waiting for worker ${job.workerId} to connect` },
+        );
+        continue;
+      }
+      const req = { ...job.payload.placement, current: null };
+      const result = place(candidates, req);
+      if (result.ok) {
+        decisions.set(job.id, { workerId: result.workerId });
+        const chosen = candidates.find((w) => w.id === result.workerId)!;
+        chosen.reserved.cpu += req.cpu;
+        chosen.reserved.memory_bytes += req.memory_bytes;
+      } else decisions.set(job.id, { reason: `placement: ${result.reason}` });
+    }
+    for (const job of jobs) {
+      const decision = decisions.get(job.id);
+      if (decision && 'reason' in decision)
+        this.logger.debug(
+          { job_id: job.id, job_type: job.type, reason: decision.reason },
+          'job stays queued',
+        );
+    }
+    return decisions;
+  }
+}

@@ -1,0 +1,53 @@
+import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { Caller, RequireScopes } from '../auth/auth.decorators.js';
+import { orchestratorPaths } from '../common/paths.js';
+import { JobLogsDto } from './dto/job-logs.dto.js';
+import { ListJobsDto } from './dto/list-jobs.dto.js';
+import type { JobCleanup, JobList, JobLogPage, JobView } from '../../contracts/api/jobs.js';
+import { JobsService } from './jobs.service.js';
+
+@Controller(orchestratorPaths('jobs'))
+export class JobsController {
+  constructor(private readonly jobs: JobsService) {}
+
+  @Get()
+  @RequireScopes('orchestrator:read')
+  async list(@Caller() caller: Caller, @Query() query: ListJobsDto): Promise<JobList> {
+    const page = await this.jobs.list(caller, query);
+    return { jobs: page.items, next_cursor: page.next_cursor };
+  }
+
+  @Get(':id')
+  @RequireScopes('orchestrator:read')
+  get(@Caller() caller: Caller, @Param('id') id: string): Promise<JobView> {
+    return this.jobs.get(caller, id);
+  }
+
+  /** The job's output lines, oldest first; page with `after=<next_after>`. */
+  @Get(':id/logs')
+  @RequireScopes('orchestrator:read')
+  logs(@Caller() caller: Caller, @Param('id') id: string, @Query() query: JobLogsDto): Promise<JobLogPage> {
+    return this.jobs.logs(caller, id, query.after, query.limit);
+  }
+
+  /** 200 when a queued job was cancelled; 202 while a dispatched or running one is cancelling. */
+  @Post(':id/cancel')
+  @RequireScopes('orchestrator:write')
+  async cancel(
+    @Caller() caller: Caller,
+    @Param('id') id: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<JobView> {
+    const { status, job } = await this.jobs.cancel(caller, id);
+    res.status(status);
+    return job;
+  }
+
+  @Post(':id/cleanup')
+  @RequireScopes('orchestrator:write')
+  @HttpCode(200)
+  cleanup(@Caller() caller: Caller, @Param('id') id: string): Promise<JobCleanup> {
+    return this.jobs.cleanup(caller, id);
+  }
+}

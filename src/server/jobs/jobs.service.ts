@@ -1,0 +1,225 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { AuditService } from '../audit/audit.service.js';
+import { isUuid } from '../common/ids.js';
+import { type Page, cursorPage, byCreation } from '../common/pagination.js';
+import type { Caller } from '../common/request-context.js';
+import { AppConfig } from '../config/config.js';
+import type { JobCleanup, JobLogPage, JobView } from '../../contracts/api/jobs.js';
+import type { ListJobsDto } from './dto/list-jobs.dto.js';
+import { JobEntity, type JobPayload } from './entities/job.entity.js';
+import { JobDispatcher } from './job-dispatcher.js';
+import { JobEventWriter } from './job-event-writer.js';
+import { JobLifecycle, type StackJobHooks } from './job-lifecycle.js';
+import { isTerminal, type JobType } from './job-state.js';
+import { jobFinished, jobNotFound, nothingToCleanUp, stackBusy } from './jobs.errors.js';
+import { isActiveJobConflict, JobsRepository } from './jobs.repository.js';
+
+export interface NewJob {
+  owner: string;
+  type: JobType;
+  stackId: string;
+  stackName: string;
+  revision: number;
+  /** The worker the stack is on; null lets placement choose. */
+  workerId: string | null;
+  payload: JobPayload;
+  createdBy: string;
+}
+
+/**
+ * Jobs, as the operator and the other features see them: creation (the stacks feature), and the
+ * operator's list, logs, cancel and cleanup. The queue's other movers are the dispatcher
+ * (job-dispatcher.ts), the sweeper (job-sweeper.ts) and the agents' events (agent-job-events.ts,
+ * job-event-writer.ts); every status change goes through `JobLifecycle.transition` or the batch
+ * statements derived from the same table (job-state.ts).
+ */
+@Injectable()
+export class JobsService {
+  private readonly logger = new Logger('jobs');
+
+  constructor(
+    private readonly repository: JobsRepository,
+    private readonly lifecycle: JobLifecycle,
+    private readonly dispatcher: JobDispatcher,
+    private readonly writer: JobEventWriter,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** The stacks feature's part in its jobs' moves (placement reservations, placed, finished). */
+  setStackHooks(hooks: StackJobHooks): void {
+    this.lifecycle.setStackHooks(hooks);
+  }
+
+  /**
+   * Queues a job; a stack with an unfinished job refuses another (409). With `noWorkerNeeded` the job
+   * then succeeds at once (destroying a stack that was never placed).
+   */
+  async create(input: NewJob, noWorkerNeeded = false): Promise<JobEntity> {
+    const now = new Date();
+    const job = Object.assign(new JobEntity(), {
+      id: randomUUID(),
+      owner: input.owner,
+      type: input.type,
+      stackId: input.stackId,
+      stackName: input.stackName,
+      revision: input.revision,
+      workerId: input.workerId,
+      // Even a job with nothing to do is inserted queued: the one-active-job-per-stack index must
+      // see it, so it cannot overtake a job of the stack that is still under way.
+      status: 'queued',
+      progress: 0,
+      attempts: 0,
+      maxAttempts: this.config.jobMaxAttempts,
+      error: null,
+      payload: input.payload,
+      results: null,
+      timeoutMs: this.config.jobTimeoutMs,
+      createdAt: now,
+      dispatchedAt: null,
+      startedAt: null,
+      finishedAt: null,
+      updatedAt: now,
+      createdBy: input.createdBy,
+    });
+    try {
+      await this.repository.insert(job);
+    } catch (err) {
+      if (isActiveJobConflict(err)) throw stackBusy(input.stackId);
+      throw err;
+    }
+    if (noWorkerNeeded) {
+      const done = await this.lifecycle.transition(
+        job.id,
+        { type: 'nothing_to_do' },
+        {
+          progress: 100,
+          finishedAt: new Date(),
+        },
+      );
+      if (done) {
+        await this.lifecycle.finished(done.job, done.from);
+        return done.job;
+      }
+      return job;
+    }
+    this.logger.log(
+      { job_id: job.id, job_type: job.type, stack_id: job.stackId, worker_id: job.workerId },
+      'job queued',
+    );
+    this.dispatcher.wake();
+    return job;
+  }
+
+  list(caller: Caller, query: ListJobsDto): Promise<Page<JobView>> {
+    const owner = caller.owner;
+    const filter = {
+      status: query.status,
+      type: query.type,
+      stackId: query.stack_id,
+      workerId: query.worker_id,
+    };
+    return cursorPage(
+      query,
+      (take, after) => this.repository.listInOwner(owner, filter, take, after),
+      byCreation,
+      view,
+    );
+  }
+
+  async get(caller: Caller, id: string): Promise<JobView> {
+    return view(await this.findOwned(caller, id));
+  }
+
+  async logs(caller: Caller, id: string, after = 0, limit = 1000): Promise<JobLogPage> {
+    const job = await this.findOwned(caller, id);
+    await this.writer.written();
+    const rows = await this.repository.logs(job.id, after, limit);
+    return {
+      job_id: job.id,
+      lines: rows.map((r) => ({ time: r.time.toISOString(), line: r.line })),
+      next_after: rows.length > 0 ? rows[rows.length - 1].id : after,
+      complete: isTerminal(job.status) && rows.length < limit,
+    };
+  }
+
+  /** Queued: cancelled at once (200). Dispatched or running: cancelling until the agent confirms (202). */
+  async cancel(caller: Caller, id: string): Promise<{ status: 200 | 202; job: JobView }> {
+    const job = await this.findOwned(caller, id);
+    if (job.status === 'cancelling') {
+      this.lifecycle.sendCancel(job, false);
+      return { status: 202, job: view(job) };
+    }
+    const moved = await this.lifecycle.transition(job.id, { type: 'cancel' }, (to) =>
+      to === 'cancelled' ? { finishedAt: new Date() } : {},
+    );
+    if (!moved) {
+      const now = await this.findOwned(caller, id);
+      if (now.status === 'cancelling') return { status: 202, job: view(now) };
+      throw jobFinished(id, now.status);
+    }
+    await this.audit.record({ action: 'job.cancel_requested', owner: job.owner, target: job.id });
+    if (moved.job.status === 'cancelled') {
+      await this.lifecycle.finished(moved.job, moved.from);
+      return { status: 200, job: view(moved.job) };
+    }
+    this.lifecycle.sendCancel(moved.job, false);
+    this.logger.log({ job_id: job.id, job_type: job.type, worker_id: job.workerId }, 'job cancelling');
+    return { status: 202, job: view(moved.job) };
+  }
+
+  /**
+   * Forces cleanup: an unfinished job ends as failed with reason `cleaned_up` and its stack is free
+   * again; the worker, when connected, stops the job and reverts the stack on the node to the state
+   * the last successful job applied. A failed or cancelled job only gets the revert on the worker.
+   */
+  async cleanup(caller: Caller, id: string): Promise<JobCleanup> {
+    const job = await this.findOwned(caller, id);
+    if (job.status === 'succeeded') throw nothingToCleanUp(id);
+    let current = job;
+    if (!isTerminal(job.status)) {
+      const moved = await this.lifecycle.abort(job, 'cleaned_up');
+      current = moved ? moved.job : await this.findOwned(caller, id);
+    }
+    const notified = current.workerId !== null && this.lifecycle.sendCancel(current, true);
+    await this.audit.record({
+      action: 'job.cleaned_up',
+      owner: job.owner,
+      target: job.id,
+      details: { previous_status: job.status, worker_notified: notified },
+    });
+    this.logger.log(
+      { job_id: job.id, job_type: job.type, worker_id: job.workerId, previous_status: job.status },
+      'job cleaned up',
+    );
+    return { job: view(current), worker_notified: notified };
+  }
+
+  private async findOwned(caller: Caller, id: string): Promise<JobEntity> {
+    const job = isUuid(id) ? await this.repository.findInOwner(caller.owner, id) : null;
+    if (!job) throw jobNotFound(id);
+    return job;
+  }
+}
+
+export function view(job: JobEntity): JobView {
+  return {
+    id: job.id,
+    type: job.type,
+    stack_id: job.stackId,
+    stack_name: job.stackName,
+    revision: job.revision,
+    worker_id: job.workerId,
+    status: job.status,
+    progress: job.progress,
+    attempts: job.attempts,
+    max_attempts: job.maxAttempts,
+    error: job.error,
+    results: job.results,
+    created_at: job.createdAt.toISOString(),
+    dispatched_at: job.dispatchedAt?.toISOString() ?? null,
+    started_at: job.startedAt?.toISOString() ?? null,
+    finished_at: job.finishedAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,118 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import pino, { type DestinationStream, type LoggerOptions } from 'pino';
+import type { Options as PinoHttpOptions } from 'pino-http';
+import pinoRoll from 'pino-roll';
+import { RequestContext } from '../common/request-context.js';
+import type { LogLevel } from '../config/config.js';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../../contracts/private-files.js';
+
+/** Where rotated log files live, and how many hourly files are kept (a bit over 24 hours). */
+export const logDirectory = (dataDir: string): string => join(dataDir, 'logs');
+export const LOG_FILE_BASENAME = 'service.jsonl';
+const KEPT_HOURLY_FILES = 25;
+
+/**
+ * Keys whose values never reach a log line, wherever they appear (two levels deep and inside
+ * request/response serializations).
+ */
+const SECRET_KEYS = [
+  'authorization',
+  'cookie',
+  'password',
+  'secret',
+  'client_secret',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'join_token',
+  'private_key',
+  'admin_password',
+];
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["proxy-authorization"]',
+  'res.headers["set-cookie"]',
+  ...SECRET_KEYS,
+  ...SECRET_KEYS.map((key) => `*.${key}`),
+  ...SECRET_KEYS.map((key) => `*.*.${key}`),
+];
+
+/** The record shape of part 2: ISO `time`, upper-case `level`, `msg`, plus `component` from contexts. */
+export function loggerOptions(level: LogLevel): LoggerOptions {
+  return {
+    level,
+    messageKey: 'msg',
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label.toUpperCase() }) },
+    redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+  };
+}
+
+/**
+ * One JSON object per line to `console` (stdout in production) and to hourly-rotated files under
+ * DATA_DIR/logs, which the debug bundle reads.
+ */
+export async function logDestination(dataDir: string, console: Writable): Promise<DestinationStream> {
+  makePrivateDir(logDirectory(dataDir));
+  const file = await pinoRoll({
+    file: join(logDirectory(dataDir), LOG_FILE_BASENAME),
+    frequency: 'hourly',
+    size: '100m',
+    // Only if the directory is removed while the service runs (its mode is then the umask's).
+    mkdir: true,
+    // Every file the rotation opens, not only the first: records carry ids, names and addresses.
+    mode: PRIVATE_FILE_MODE,
+    limit: { count: KEPT_HOURLY_FILES },
+  });
+  return pino.multistream([
+    { stream: console, level: 'trace' },
+    { stream: file, level: 'trace' },
+  ]);
+}
+
+type Req = IncomingMessage & { id?: string; originalUrl?: string };
+
+const pathOf = (req: Req): string => (req.originalUrl ?? req.url ?? '').split('?')[0];
+const QUIET_PATHS = /^\/(health\/(live|ready|startup)|metrics)$/;
+
+/** pino-http settings: request records carry `request_id` and `component: http`, never headers. */
+export function httpLoggingOptions(): PinoHttpOptions {
+  return {
+    genReqId: (req) => (req as Req).id ?? '',
+    quietReqLogger: true,
+    customAttributeKeys: { reqId: 'request_id', responseTime: 'duration_ms' },
+    customProps: () => ({ component: 'http' }),
+    serializers: {
+      req: (req: { method?: string; url?: string; remoteAddress?: string }) => ({
+        method: req.method,
+        path: (req.url ?? '').split('?')[0],
+        remote_address: req.remoteAddress,
+      }),
+      res: (res: { statusCode?: number }) => ({ status_code: res.statusCode }),
+    },
+    customLogLevel: (req, res, err) => {
+      if (err || res.statusCode >= 500) return 'error';
+      // Anyone can send a bad token: at info a flood of them would bury the log. The requests
+      // metric still counts every 401 by its status label.
+      if (res.statusCode === 401) return 'debug';
+      if (res.statusCode >= 400) return 'warn';
+      // Probes and scrapes arrive every few seconds: keep them out of the info stream.
+      return QUIET_PATHS.test(pathOf(req as Req)) ? 'debug' : 'info';
+    },
+    // Written when the response is done: how much of the request's time the database took.
+    customSuccessObject: (req, _res, value: object) => withDatabaseTime(req, value),
+    customErrorObject: (req, _res, _err, value: object) => withDatabaseTime(req, value),
+    customSuccessMessage: (req, res: ServerResponse) =>
+      `${req.method} ${pathOf(req as Req)} ${res.statusCode}`,
+    customErrorMessage: (req, res: ServerResponse) => `${req.method} ${pathOf(req as Req)} ${res.statusCode}`,
+  };
+}
+
+function withDatabaseTime(req: object, value: object): object {
+  const db = RequestContext.databaseTimeOf(req);
+  return db ? { ...value, db_queries: db.queries, db_ms: Math.round(db.ms) } : value;
+}

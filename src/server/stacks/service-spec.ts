@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import type { ServiceSpecMsg } from '../../contracts/agent-protocol/index.js';
+import type { JobPayload } from '../jobs/entities/job.entity.js';
+import type { ServiceDefinition, StackDefinition } from './definition/definition.types.js';
+
+/**
+ * The digest of what makes a service what it is on the node: image or command, environment, ports,
+ * limits and restart policy. The agent keeps it beside the service; a different digest means the
+ * service must be replaced. Health checks and dependencies are not part of it (they change nothing
+ * the runtime runs).
+ */
+export function serviceDigest(service: ServiceDefinition): string {
+  const canonical = {
+    image: service.image ?? '',
+    command: service.command,
+    env: Object.fromEntries(Object.entries(service.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    ports: [...service.ports].map((p) => `${p.host}:${p.container}/${p.protocol}`).sort(),
+    cpu: service.resources.cpu,
+    memory_bytes: service.resources.memory_bytes,
+    restart: service.restart,
+  };
+  return `sha256:${createHash('sha256').update(JSON.stringify(canonical)).digest('hex')}`;
+}
+
+export function toServiceSpec(service: ServiceDefinition): ServiceSpecMsg {
+  return {
+    name: service.name,
+    image: service.image ?? '',
+    command: service.command,
+    env: service.env,
+    ports: service.ports.map((p) => ({ container: p.container, host: p.host, protocol: p.protocol })),
+    cpu: service.resources.cpu,
+    memory_bytes: service.resources.memory_bytes,
+    restart: service.restart,
+    health_check: service.health_check
+      ? {
+          path: service.health_check.path,
+          port: service.health_check.port,
+          interval_ms: service.health_check.interval_ms,
+        }
+      : null,
+    digest: serviceDigest(service),
+  };
+}
+
+/** What a provision job carries: the services in dependency order and what placement needs. */
+export function provisionPayload(definition: StackDefinition, revision: number): JobPayload {
+  const labels: Record<string, string> = {};
+  for (const s of definition.services) Object.assign(labels, s.placement.labels);
+  return {
+    command: { stack_name: definition.name, revision, services: definition.services.map(toServiceSpec) },
+    placement: {
+      drivers: [...new Set(definition.services.map((s) => s.driver))],
+      labels,
+      cpu: round(definition.services.reduce((sum, s) => sum + s.resources.cpu, 0)),
+      memory_bytes: definition.services.reduce((sum, s) => sum + s.resources.memory_bytes, 0),
+    },
+  };
+}
+
+export function destroyPayload(name: string, revision: number): JobPayload {
+  return {
+    command: { stack_name: name, revision, services: [] },
+    placement: { drivers: [], labels: {}, cpu: 0, memory_bytes: 0 },
+  };
+}
+
+const round = (n: number) => Math.round(n * 1000) / 1000;

@@ -1,0 +1,160 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, Repository } from 'typeorm';
+import type { Cursor } from '../common/pagination.js';
+import { StackRevisionEntity } from './entities/stack-revision.entity.js';
+import type { StackStatus } from '../../contracts/api/stacks.js';
+import { StackEntity } from './entities/stack.entity.js';
+
+/** Postgres unique violation on (owner, name). */
+export const isNameConflict = (err: unknown): boolean => (err as { code?: string }).code === '23505';
+
+@Injectable()
+export class StacksRepository {
+  private readonly stacks: Repository<StackEntity>;
+  private readonly revisions: Repository<StackRevisionEntity>;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.stacks = dataSource.getRepository(StackEntity);
+    this.revisions = dataSource.getRepository(StackRevisionEntity);
+  }
+
+  /** The stack and its first revision, together. */
+  async create(stack: StackEntity, revision: StackRevisionEntity): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await m.insert(StackEntity, stack);
+      await m.insert(StackRevisionEntity, revision);
+    });
+  }
+
+  /** A new revision becomes current, unless another replace won the race (false). */
+  async addRevision(stack: StackEntity, revision: StackRevisionEntity): Promise<boolean> {
+    return this.dataSource.transaction(async (m) => {
+      const result = await m.update(
+        StackEntity,
+        { id: stack.id, owner: stack.owner, revision: revision.revision - 1 },
+        { revision: revision.revision, updatedAt: revision.createdAt },
+      );
+      if ((result.affected ?? 0) === 0) return false;
+      await m.insert(StackRevisionEntity, revision);
+      return true;
+    });
+  }
+
+  findInOwner(owner: string, id: string): Promise<StackEntity | null> {
+    return this.stacks.findOneBy({ owner, id });
+  }
+
+  findById(id: string): Promise<StackEntity | null> {
+    return this.stacks.findOneBy({ id });
+  }
+
+  listInOwner(owner: string, limit: number, after?: Cursor): Promise<StackEntity[]> {
+    const qb = this.stacks
+      .createQueryBuilder('s')
+      .where('s.owner = :owner', { owner })
+      .orderBy('s.created_at', 'ASC')
+      .addOrderBy('s.id', 'ASC')
+      .limit(limit);
+    if (after) qb.andWhere('(s.created_at, s.id) > (:at, :id)', { at: after.at, id: after.id });
+    return qb.getMany();
+  }
+
+  revision(stackId: string, revision: number): Promise<StackRevisionEntity | null> {
+    return this.revisions.findOneBy({ stackId, revision });
+  }
+
+  listRevisions(
+    stackId: string,
+  ): Promise<Pick<StackRevisionEntity, 'revision' | 'createdAt' | 'createdBy'>[]> {
+    return this.revisions.find({
+      select: { revision: true, createdAt: true, createdBy: true },
+      where: { stackId },
+      order: { revision: 'DESC' },
+      take: 1000,
+    });
+  }
+
+  async update(
+    id: string,
+    changes: Partial<
+      Pick<
+        StackEntity,
+        | 'status'
+        | 'workerId'
+        | 'reservedCpu'
+        | 'reservedMemory'
+        | 'deployedRevision'
+        | 'lastJobId'
+        | 'driftIgnores'
+        | 'driftStatus'
+        | 'driftCheckedAt'
+      >
+    >,
+  ): Promise<void> {
+    await this.stacks.update({ id }, { ...changes, updatedAt: new Date() });
+  }
+
+  async setStatus(id: string, status: StackStatus): Promise<void> {
+    await this.update(id, { status });
+  }
+
+  /** Where stacks now run and what they reserve there, one statement for a dispatch round. */
+  async place(rows: { stackId: string; workerId: string; cpu: number; memory: number }[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE stacks AS s
+          SET worker_id = u.worker_id, reserved_cpu = u.cpu, reserved_memory = u.memory, updated_at = now()
+         FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS worker_id,
+                      unnest($3::float8[]) AS cpu, unnest($4::bigint[]) AS memory) AS u
+        WHERE s.id = u.id`,
+      [
+        rows.map((r) => r.stackId),
+        rows.map((r) => r.workerId),
+        rows.map((r) => r.cpu),
+        rows.map((r) => r.memory),
+      ],
+    );
+  }
+
+  /** Sets the status a job gives its stack, unless the job already finished (its hook won). */
+  async setStatusWhileActive(id: string, status: StackStatus, jobId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE stacks SET status = $2, updated_at = now()
+        WHERE id = $1 AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = $3
+                                   AND jobs.status IN ('queued', 'dispatched', 'running', 'cancelling'))`,
+      [id, status, jobId],
+    );
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.stacks.delete({ id });
+  }
+
+  /** CPU and memory reserved by the stacks on each worker. */
+  async reservations(workerIds: string[]): Promise<Map<string, { cpu: number; memory_bytes: number }>> {
+    if (workerIds.length === 0) return new Map();
+    const rows = await this.dataSource.query<{ worker_id: string; cpu: number; memory: string }[]>(
+      `SELECT worker_id, sum(reserved_cpu) AS cpu, sum(reserved_memory) AS memory
+         FROM stacks WHERE worker_id = ANY($1::uuid[]) GROUP BY worker_id`,
+      [workerIds],
+    );
+    return new Map(rows.map((r) => [r.worker_id, { cpu: Number(r.cpu), memory_bytes: Number(r.memory) }]));
+  }
+
+  placedOn(workerId: string): Promise<StackEntity[]> {
+    return this.stacks.find({ where: { workerId }, take: 10_000 });
+  }
+
+  allPlaced(): Promise<StackEntity[]> {
+    return this.stacks
+      .createQueryBuilder('s')
+      .where('s.worker_id IS NOT NULL')
+      .orderBy('s.id')
+      .limit(100_000)
+      .getMany();
+  }
+
+  async count(): Promise<number> {
+    return this.stacks.count();
+  }
+}

@@ -1,0 +1,383 @@
+import { isUuid } from '../common/ids.js';
+import { every } from '../common/periodic.js';
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import { randomUUID } from 'node:crypto';
+import type { Gauge } from 'prom-client';
+import { AuditService } from '../audit/audit.service.js';
+import { type Page, cursorPage, byCreation } from '../common/pagination.js';
+import type { Caller } from '../common/request-context.js';
+import type { JobEntity } from '../jobs/entities/job.entity.js';
+import type { JobView } from '../../contracts/api/jobs.js';
+import type {
+  StackHealthView,
+  StackRevision,
+  StackRevisionList,
+  StackView,
+} from '../../contracts/api/stacks.js';
+import type { StackJobHooks } from '../jobs/job-lifecycle.js';
+import { JobsService, view as jobView } from '../jobs/jobs.service.js';
+import { METRIC } from '../metrics/metric-names.js';
+import { DefinitionService } from './definition/definition.service.js';
+import type { StackDefinition } from './definition/definition.types.js';
+import type { PageQueryDto } from '../common/pagination.js';
+import { StackRevisionEntity } from './entities/stack-revision.entity.js';
+import { StackEntity } from './entities/stack.entity.js';
+import { destroyPayload, provisionPayload } from './service-spec.js';
+import { overallHealth, serviceHealth } from './stack-health.js';
+import { StackReportsService } from './stack-reports.service.js';
+import {
+  replaceRaced,
+  revisionNotFound,
+  stackBeingDestroyed,
+  stackNameTaken,
+  stackNotFound,
+  stackRenamed,
+} from './stacks.errors.js';
+import { isNameConflict, StacksRepository } from './stacks.repository.js';
+
+/** How often stack_stacks_total is re-counted (stacks change on other replicas too). */
+const GAUGE_REFRESH_MS = 15_000;
+
+/**
+ * Stacks: definitions stored as revisions, deploy and destroy through jobs, stack health from the
+ * agents' state reports (stack-reports.service.ts), and the bookkeeping of the stacks' jobs
+ * (StackJobHooks). Stacks belong to the caller's owner. Drift sees stacks through
+ * stacks-for-drift.ts.
+ */
+@Injectable()
+export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('stacks');
+  private readonly definitionCache = new Map<string, StackDefinition>();
+  private gaugeTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly repository: StacksRepository,
+    private readonly definitions: DefinitionService,
+    private readonly jobs: JobsService,
+    private readonly reports: StackReportsService,
+    private readonly audit: AuditService,
+    @InjectMetric(METRIC.stacks) private readonly stacksGauge: Gauge<string>,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    this.jobs.setStackHooks(this);
+    await this.refreshGauge();
+    // Other replicas create and delete stacks too.
+    this.gaugeTimer = every(this.logger, 'stack-count', GAUGE_REFRESH_MS, () => this.refreshGauge());
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.gaugeTimer);
+  }
+
+  // ---- CRUD ----
+
+  async create(caller: Caller, source: string): Promise<StackView> {
+    const definition = this.definitions.parse(source);
+    const now = new Date();
+    const stack = Object.assign(new StackEntity(), {
+      id: randomUUID(),
+      owner: caller.owner,
+      name: definition.name,
+      status: 'draft' as const,
+      revision: 1,
+      deployedRevision: null,
+      workerId: null,
+      reservedCpu: 0,
+      reservedMemory: 0,
+      lastJobId: null,
+      driftIgnores: [],
+      driftStatus: 'unknown' as const,
+      driftCheckedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const revision = this.revisionOf(stack.id, 1, source, definition, caller.clientId, now);
+    try {
+      await this.repository.create(stack, revision);
+    } catch (err) {
+      if (isNameConflict(err)) throw stackNameTaken(definition.name);
+      throw err;
+    }
+    await this.audit.record({
+      action: 'stack.created',
+      owner: stack.owner,
+      target: stack.id,
+      details: { name: stack.name },
+    });
+    this.logger.log({ stack_id: stack.id, name: stack.name }, 'stack created');
+    await this.refreshGauge();
+    return this.view(stack, definition);
+  }
+
+  list(caller: Caller, query: PageQueryDto): Promise<Page<StackView>> {
+    const owner = caller.owner;
+    return cursorPage(
+      query,
+      (take, after) => this.repository.listInOwner(owner, take, after),
+      byCreation,
+      async (stack) => this.view(stack, await this.definitionOf(stack)),
+    );
+  }
+
+  async get(caller: Caller, id: string): Promise<StackView> {
+    const stack = await this.owned(caller, id);
+    return this.view(stack, await this.definitionOf(stack));
+  }
+
+  async revisions(caller: Caller, id: string): Promise<StackRevisionList> {
+    const stack = await this.owned(caller, id);
+    const rows = await this.repository.listRevisions(stack.id);
+    return {
+      stack_id: stack.id,
+      revisions: rows.map((r) => ({
+        revision: r.revision,
+        created_at: r.createdAt.toISOString(),
+        created_by: r.createdBy,
+        current: r.revision === stack.revision,
+        deployed: r.revision === stack.deployedRevision,
+      })),
+    };
+  }
+
+  async revision(caller: Caller, id: string, revision: number): Promise<StackRevision> {
+    const stack = await this.owned(caller, id);
+    const row = await this.repository.revision(stack.id, revision);
+    if (!row) throw revisionNotFound(id, revision);
+    return {
+      stack_id: stack.id,
+      revision: row.revision,
+      created_at: row.createdAt.toISOString(),
+      source: row.source,
+      definition: row.definition,
+    };
+  }
+
+  /** A new revision; the stack keeps running the deployed one until the next deploy. */
+  async replace(caller: Caller, id: string, source: string): Promise<StackView> {
+    const stack = await this.owned(caller, id);
+    if (stack.status === 'destroying') throw stackBeingDestroyed(id);
+    const definition = this.definitions.parse(source);
+    if (definition.name !== stack.name) throw stackRenamed(stack.name);
+    const now = new Date();
+    const next = stack.revision + 1;
+    if (
+      !(await this.repository.addRevision(
+        stack,
+        this.revisionOf(stack.id, next, source, definition, caller.clientId, now),
+      ))
+    )
+      throw replaceRaced();
+    await this.audit.record({
+      action: 'stack.revised',
+      owner: stack.owner,
+      target: stack.id,
+      details: { revision: next },
+    });
+    this.logger.log({ stack_id: stack.id, revision: next }, 'stack revised');
+    return this.view({ ...stack, revision: next, updatedAt: now }, definition);
+  }
+
+  /**
+   * 202 with the provision job of the current revision. Resources whose drift is ignored are left as
+   * they are on the node; `replace` names services to replace even when their digest matches.
+   */
+  async deploy(caller: Caller, id: string, replace: string[] = []): Promise<JobView> {
+    const stack = await this.owned(caller, id);
+    if (stack.status === 'destroying') throw stackBeingDestroyed(id);
+    const definition = await this.definitionAt(stack.id, stack.revision);
+    if (!definition) throw stackNotFound(stack.id);
+    const payload = provisionPayload(definition, stack.revision);
+    payload.command.keep = stack.driftIgnores;
+    payload.command.replace = replace.filter((name) => !stack.driftIgnores.includes(name));
+    const job = await this.jobs.create({
+      owner: stack.owner,
+      type: 'provision',
+      stackId: stack.id,
+      stackName: stack.name,
+      revision: stack.revision,
+      workerId: stack.workerId,
+      payload,
+      createdBy: caller.clientId,
+    });
+    await this.repository.setStatusWhileActive(stack.id, 'deploying', job.id);
+    await this.audit.record({
+      action: 'stack.deploy_requested',
+      owner: stack.owner,
+      target: stack.id,
+      details: { job_id: job.id, revision: stack.revision },
+    });
+    return jobView(job);
+  }
+
+  /** 202 with the destroy job; the stack is gone when it succeeds. */
+  async delete(caller: Caller, id: string): Promise<JobView> {
+    const stack = await this.owned(caller, id);
+    const placed = stack.workerId !== null;
+    const job = await this.jobs.create(
+      {
+        owner: stack.owner,
+        type: 'destroy',
+        stackId: stack.id,
+        stackName: stack.name,
+        revision: stack.revision,
+        workerId: stack.workerId,
+        payload: destroyPayload(stack.name, stack.revision),
+        createdBy: caller.clientId,
+      },
+      !placed,
+    );
+    if (placed) await this.repository.setStatusWhileActive(stack.id, 'destroying', job.id);
+    await this.audit.record({
+      action: 'stack.destroy_requested',
+      owner: stack.owner,
+      target: stack.id,
+      details: { job_id: job.id },
+    });
+    return jobView(job);
+  }
+
+  // ---- health ----
+
+  async health(caller: Caller, id: string): Promise<StackHealthView> {
+    const stack = await this.owned(caller, id);
+    const revision = stack.deployedRevision ?? stack.revision;
+    const definition = (await this.repository.revision(stack.id, revision))?.definition;
+    const report = stack.workerId ? this.reports.reportOf(stack.workerId) : undefined;
+    const now = new Date();
+    const services = (definition?.services ?? []).map((s) => {
+      const state = report?.services.find((r) => r.stack_id === stack.id && r.name === s.name);
+      // A service the agent should run (it holds the stack) but does not report is missing.
+      const knows = report?.stackIds.has(stack.id) ? true : null;
+      return serviceHealth(s.name, s.health_check !== null, state, knows, now);
+    });
+    return {
+      stack_id: stack.id,
+      overall: overallHealth(services),
+      services,
+      worker_id: stack.workerId,
+      reported_at: report?.at.toISOString() ?? null,
+    };
+  }
+
+  // ---- job hooks (StackJobHooks) ----
+
+  reservations(workerIds: string[]) {
+    return this.repository.reservations(workerIds);
+  }
+
+  async placed(jobs: JobEntity[]): Promise<void> {
+    const rows = jobs
+      .filter((job) => job.type === 'provision' && job.workerId)
+      .map((job) => ({
+        stackId: job.stackId,
+        workerId: job.workerId!,
+        cpu: job.payload.placement.cpu,
+        memory: job.payload.placement.memory_bytes,
+      }));
+    await this.repository.place(rows);
+  }
+
+  /** What drift compares against: the last job the node finished (StateReport.last_jobs). */
+  async reachedNode(job: JobEntity): Promise<void> {
+    await this.repository.update(job.stackId, { lastJobId: job.id });
+  }
+
+  async finished(job: JobEntity, reachedNode: boolean): Promise<void> {
+    const stack = await this.repository.findById(job.stackId);
+    if (!stack) return;
+    const lastJob = reachedNode ? { lastJobId: job.id } : {};
+    if (job.type === 'destroy') {
+      if (job.status === 'succeeded') {
+        await this.repository.delete(stack.id);
+        await this.refreshGauge();
+        await this.audit.record({
+          action: 'stack.destroyed',
+          owner: stack.owner,
+          target: stack.id,
+          details: { job_id: job.id },
+        });
+        this.logger.log({ stack_id: stack.id, job_id: job.id }, 'stack destroyed');
+      } else await this.repository.update(stack.id, { status: 'failed', ...lastJob });
+      return;
+    }
+    if (job.status === 'succeeded') {
+      await this.repository.update(stack.id, {
+        status: 'deployed',
+        deployedRevision: job.revision,
+        ...lastJob,
+      });
+    } else {
+      await this.repository.update(stack.id, { status: 'failed', ...lastJob });
+    }
+  }
+
+  // ---- lookups (drift reads them too, through stacks-for-drift.ts) ----
+
+  /** The caller's stack, or 404 (another owner's stack is not found either). */
+  async owned(caller: Caller, id: string): Promise<StackEntity> {
+    const stack = isUuid(id) ? await this.repository.findInOwner(caller.owner, id) : null;
+    if (!stack) throw stackNotFound(id);
+    return stack;
+  }
+
+  /** The definition of one revision (revisions never change, so they are cached). */
+  async definitionAt(stackId: string, revision: number): Promise<StackDefinition | undefined> {
+    const key = `${stackId}/${revision}`;
+    const cached = this.definitionCache.get(key);
+    if (cached) return cached;
+    const row = await this.repository.revision(stackId, revision);
+    if (!row) return undefined;
+    if (this.definitionCache.size >= 1000)
+      this.definitionCache.delete(this.definitionCache.keys().next().value!);
+    this.definitionCache.set(key, row.definition);
+    return row.definition;
+  }
+
+  // ---- helpers ----
+
+  private async refreshGauge(): Promise<void> {
+    this.stacksGauge.set(await this.repository.count());
+  }
+
+  private async definitionOf(stack: StackEntity): Promise<StackDefinition> {
+    const row = await this.repository.revision(stack.id, stack.revision);
+    if (!row) throw stackNotFound(stack.id);
+    return row.definition;
+  }
+
+  private revisionOf(
+    stackId: string,
+    revision: number,
+    source: string,
+    definition: StackDefinition,
+    createdBy: string,
+    at: Date,
+  ): StackRevisionEntity {
+    return Object.assign(new StackRevisionEntity(), {
+      stackId,
+      revision,
+      source,
+      definition,
+      createdAt: at,
+      createdBy,
+    });
+  }
+
+  private view(stack: StackEntity, definition: StackDefinition): StackView {
+    return {
+      id: stack.id,
+      name: stack.name,
+      status: stack.status,
+      stackkit: definition.stackkit,
+      variant: definition.variant,
+      revision: stack.revision,
+      deployed_revision: stack.deployedRevision,
+      worker_id: stack.workerId,
+      services: definition.services.map((s) => s.name),
+      created_at: stack.createdAt.toISOString(),
+      updated_at: stack.updatedAt.toISOString(),
+    };
+  }
+}

@@ -1,0 +1,133 @@
+import { Injectable } from '@nestjs/common';
+import { AuditService } from '../audit/audit.service.js';
+import { NotFoundError } from '../common/app-error.js';
+import type { Caller } from '../common/request-context.js';
+import { SERVICE_VERSION } from '../common/version.js';
+import { AppConfig } from '../config/config.js';
+import type {
+  InstanceIdentity,
+  RegistryUrl,
+  Topology,
+  TunnelStatus,
+  TunnelSubdomainList,
+  TunnelSubdomainServices,
+  UrlValidation,
+} from '../../contracts/api/tunnel.js';
+import type { ValidateUrlDto } from './dto/validate-url.dto.js';
+import { TopologyService } from './topology/topology.service.js';
+import { TunnelSupervisor } from './tunnel-supervisor.js';
+import { TunnelRepository } from './tunnel.repository.js';
+import { validateTunnelUrl } from './url-check/validate-url.js';
+
+/** The tunnel API's rules: start and stop, where this instance is reachable, subdomains, URL checks. */
+@Injectable()
+export class TunnelService {
+  constructor(
+    private readonly supervisor: TunnelSupervisor,
+    private readonly repository: TunnelRepository,
+    private readonly topologyService: TopologyService,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+  ) {}
+
+  status(): Promise<TunnelStatus> {
+    return this.supervisor.status();
+  }
+
+  async start(caller: Caller): Promise<TunnelStatus> {
+    const { changed, status } = await this.supervisor.start();
+    if (changed)
+      await this.audit.record({
+        action: 'tunnel.started',
+        actor: caller.clientId,
+        details: { provider: status.provider },
+      });
+    return status;
+  }
+
+  async stop(caller: Caller): Promise<TunnelStatus> {
+    const { changed, status } = await this.supervisor.stop();
+    if (changed) await this.audit.record({ action: 'tunnel.stopped', actor: caller.clientId });
+    return status;
+  }
+
+  /** Where agents and browsers should reach this instance: the tunnel, a validated URL, or PUBLIC_URL. */
+  async registryUrl(): Promise<RegistryUrl> {
+    const tunnelUrl = await this.supervisor.runningUrl();
+    if (tunnelUrl) return { url: tunnelUrl, source: 'tunnel' };
+    const { customUrl } = await this.repository.state();
+    if (customUrl) return { url: customUrl, source: 'custom' };
+    return { url: this.config.publicUrl, source: 'config' };
+  }
+
+  async identity(): Promise<InstanceIdentity> {
+    return { instance_id: await this.repository.instanceId(), version: SERVICE_VERSION };
+  }
+
+  topology(): Promise<Topology> {
+    return this.topologyService.detect();
+  }
+
+  /** The caller's owner's base subdomains; every caller sees only their own owner's. */
+  async subdomains(caller: Caller): Promise<TunnelSubdomainList> {
+    const bases = await this.repository.bases(caller.owner);
+    return {
+      subdomains: bases.map((b) => {
+        const host = this.hostOf(b.baseId);
+        return {
+          base_id: b.baseId,
+          subdomain: host,
+          url: this.urlOf(host),
+          created_at: b.createdAt.toISOString(),
+        };
+      }),
+    };
+  }
+
+  /** Services under one of the caller's bases; another owner's base is not found, never forbidden. */
+  async subdomainServices(caller: Caller, baseId: string): Promise<TunnelSubdomainServices> {
+    const base = await this.repository.baseOf(caller.owner);
+    if (!base || base.baseId !== baseId) throw new NotFoundError(`No base subdomain ${baseId}.`);
+    const services = await this.repository.services(base.baseId);
+    return {
+      base_id: base.baseId,
+      services: services.map((s) => ({
+        name: s.service,
+        subdomain: s.subdomain,
+        url: this.urlOf(s.subdomain),
+        target: `${s.targetHost}:${s.targetPort}`,
+      })),
+    };
+  }
+
+  /** Checks a URL; a valid one that answers as this instance becomes the custom URL unless save is false. */
+  async validateUrl(caller: Caller, body: ValidateUrlDto): Promise<UrlValidation> {
+    const result = await validateTunnelUrl(body.url, {
+      allowPrivate: this.config.tunnel.allowPrivateUrls,
+      instanceId: await this.repository.instanceId(),
+    });
+    if (result.valid && result.reachable && result.url && body.save !== false) {
+      const { customUrl } = await this.repository.state();
+      if (customUrl !== result.url) {
+        await this.repository.setCustomUrl(result.url);
+        await this.audit.record({
+          action: 'tunnel.custom_url_changed',
+          actor: caller.clientId,
+          details: { url: result.url, previous: customUrl },
+        });
+      }
+    }
+    return result;
+  }
+
+  /** `<base_id>.<TUNNEL_BASE_DOMAIN>`, or the bare base id when no domain is configured. */
+  hostOf(label: string): string {
+    return this.config.tunnel.baseDomain ? `${label}.${this.config.tunnel.baseDomain}` : label;
+  }
+
+  private urlOf(host: string): string {
+    const publicUrl = this.config.tunnel.publicUrl;
+    const scheme = publicUrl ? new URL(publicUrl).protocol : 'https:';
+    return `${scheme}//${host}`;
+  }
+}

@@ -1,0 +1,16 @@
+import { Controller, Get } from '@nestjs/common';
+import { Public } from '../auth/auth.decorators.js';
+import type { InstanceIdentity } from '../../contracts/api/tunnel.js';
+import { TunnelService } from './tunnel.service.js';
+
+/** Who answers at a URL: validate-url calls this on the URL it checks (CONTRACT.md). */
+@Controller('.well-known')
+export class WellKnownController {
+  constructor(private readonly tunnel: TunnelService) {}
+
+  @Get('stack-orchestrator')
+  @Public()
+  identity(): Promise<InstanceIdentity> {
+    return this.tunnel.identity();
+  }
+}
