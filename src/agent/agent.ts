@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { existsSync } from 'node:fs';
-import { hostname, networkInterfaces, platform, arch, cpus, totalmem } from 'node:os';
+import { hostname, networkInterfaces, cpus, totalmem } from 'node:os';
 import type { Logger } from 'pino';
 import {
   IDENTITY_REVOKED,
@@ -12,10 +12,8 @@ import {
   type ServerMessage,
 } from '../contracts/agent-protocol/index.js';
 import { MAX_AGENT_MESSAGE_BYTES } from '../contracts/agent-protocol/limits.js';
-import type { EnrollmentStatusRequest, EnrollRequest } from '../contracts/api/workers.js';
 import { repairDataDir } from '../contracts/private-files.js';
 import {
-  certificateFingerprint,
   certificateValidity,
   IDENTITY_FILES,
   IdentityStore,
@@ -27,7 +25,10 @@ import { probe, startProbeListener } from './probe.js';
 import { DockerDriver, defaultDockerSocket, parseUlimits } from './drivers/docker.driver.js';
 import type { Driver } from './drivers/driver.js';
 import { ProcessDriver } from './drivers/process.driver.js';
+import { Enrollment, FatalAgentError } from './enrollment.js';
 import { JobRunner } from './job-runner.js';
+
+export { FatalAgentError };
 import type { Server } from 'node:net';
 
 /**
@@ -59,7 +60,6 @@ export interface AgentOptions {
 
 const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
-const MAX_POLL_MS = 5000;
 
 type Stream = grpc.ClientDuplexStream<AgentMessage, ServerMessage>;
 type GatewayClient = grpc.Client & {
@@ -71,7 +71,6 @@ type GatewayClient = grpc.Client & {
 };
 
 /** Thrown when the agent cannot go on without the operator (bad token, CA pin mismatch). */
-export class FatalAgentError extends Error {}
 
 /**
  * The agent: enrolls with a join token, waits for approval, then keeps one mTLS stream to the
@@ -84,6 +83,7 @@ export class Agent {
   private readonly proto = loadAgentProto();
   private readonly cpu = new CpuSampler();
   private readonly runner: JobRunner;
+  private readonly enrollment: Enrollment;
   private readonly dockerSocket: string;
   private stopping = false;
   private client: GatewayClient | undefined;
@@ -114,6 +114,7 @@ export class Agent {
         'made files and directories in the data directory private to the agent user',
       );
     this.store = new IdentityStore(options.dataDir);
+    this.enrollment = new Enrollment(options, this.store, log, this.stopped.signal, (ms) => this.sleep(ms));
     this.dockerSocket = options.dockerSocket ?? defaultDockerSocket(options.env.DOCKER_HOST);
     const driver: Driver =
       options.driver === 'docker'
@@ -156,7 +157,7 @@ export class Agent {
       let identity = this.store.load();
       if (!identity) {
         try {
-          identity = await this.enroll();
+          identity = await this.enrollment.enroll(this.previousWorkerId);
         } catch (err) {
           if (err instanceof FatalAgentError) throw err;
           if (this.stopping) break;
@@ -168,7 +169,7 @@ export class Agent {
           continue;
         }
       }
-      if (!identity.certPem) identity = await this.awaitApproval(identity);
+      if (!identity.certPem) identity = await this.enrollment.awaitApproval(identity);
       if (this.stopping) break;
       const outcome = await this.session(identity);
       if (outcome === 'revoked') {
@@ -202,73 +203,6 @@ export class Agent {
     this.client?.close();
     this.probeServer?.close();
     this.stopped.abort();
-  }
-
-  private async enroll(): Promise<Identity> {
-    if (!this.options.token)
-      throw new FatalAgentError('no identity in the data directory and no --token to enroll with');
-    const { keyPem, csrPem } = await newKeyAndCsr(this.options.name ?? hostname());
-    const body: EnrollRequest = {
-      token: this.options.token,
-      csr: csrPem,
-      hostname: hostname(),
-      // Only the operator's --address: without it the service goes by where the agent connects from.
-      ...(this.options.address ? { address: this.options.address } : {}),
-      os: platform(),
-      arch: arch(),
-      version: this.options.version,
-      driver: this.options.driver,
-      ...(this.options.name ? { name: this.options.name } : {}),
-      ...(this.previousWorkerId ? { previous_worker_id: this.previousWorkerId } : {}),
-      labels: this.options.labels,
-    };
-    const res = await this.post('/api/v1/orchestrator/workers/enroll', body);
-    if (res.status === 401 || res.status === 422) {
-      const detail = typeof res.body.detail === 'string' ? res.body.detail : '';
-      throw new FatalAgentError(`enrollment refused (${res.status}): ${detail}`);
-    }
-    if (res.status !== 201 && res.status !== 200) throw new Error(`enrollment failed with ${res.status}`);
-    const ca = String(res.body.ca_certificate);
-    this.checkPin(ca);
-    const identity: Identity = {
-      workerId: String(res.body.worker_id),
-      enrollmentSecret: String(res.body.enrollment_secret),
-      agentEndpoint: this.options.agentEndpoint ?? String(res.body.agent_endpoint),
-      keyPem,
-      caPem: ca,
-      certPem: typeof res.body.certificate === 'string' ? res.body.certificate : null,
-    };
-    this.store.save(identity);
-    this.log.info({ worker_id: identity.workerId, status: res.body.status }, 'enrolled');
-    return identity;
-  }
-
-  private async awaitApproval(identity: Identity): Promise<Identity> {
-    this.log.info({ worker_id: identity.workerId }, 'waiting for approval');
-    let wait = MIN_BACKOFF_MS;
-    while (!this.stopping) {
-      const res = await this.post('/api/v1/orchestrator/workers/enroll/status', {
-        worker_id: identity.workerId,
-        enrollment_secret: identity.enrollmentSecret,
-      } satisfies EnrollmentStatusRequest).catch((err: unknown) => {
-        if (!this.stopping) this.log.warn({ err: (err as Error).message }, 'approval poll failed');
-        return undefined;
-      });
-      if (res?.status === 401) {
-        // The worker was deleted while pending: start over.
-        this.store.wipe();
-        return this.enroll();
-      }
-      if (res?.status === 200 && typeof res.body.certificate === 'string') {
-        const approved = { ...identity, certPem: res.body.certificate };
-        this.store.save(approved);
-        this.log.info({ worker_id: identity.workerId }, 'approved; certificate received');
-        return approved;
-      }
-      await this.sleep(wait);
-      wait = Math.min(MAX_POLL_MS, wait * 2);
-    }
-    return identity;
   }
 
   /** One connection: resolves with why it ended. */
@@ -415,38 +349,6 @@ export class Agent {
       },
       Math.max(0, Math.min(at - Date.now(), 2 ** 31 - 1)),
     );
-  }
-
-  private checkPin(caPem: string): void {
-    const pin = this.options.caFingerprint
-      ?.toLowerCase()
-      .replace(/^sha256:/, '')
-      .replace(/:/g, '');
-    if (!pin) return;
-    const actual = certificateFingerprint(caPem);
-    if (actual !== pin) {
-      throw new FatalAgentError(`the service's CA fingerprint ${actual} does not match the pinned ${pin}`);
-    }
-  }
-
-  private async post(
-    path: string,
-    body: unknown,
-  ): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(new URL(path, this.options.server), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.any([this.stopped.signal, AbortSignal.timeout(30_000)]),
-    });
-    const text = await res.text();
-    let parsed: Record<string, unknown> = {};
-    try {
-      parsed = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      // not JSON
-    }
-    return { status: res.status, body: parsed };
   }
 
   /** Waits `ms`, or less when the agent stops (also when it stopped before the wait began). */

@@ -11,7 +11,7 @@ import { freePort } from '../support/stacks.js';
 import { running } from '../support/process-state.js';
 
 const ROUTE = '/api/v1/tunnel/install-command';
-const SCRIPTS = new URL('../../src/tunnel/install/scripts', import.meta.url);
+const SCRIPTS = new URL('../../src/server/tunnel/install/scripts/', import.meta.url);
 
 interface InstallCommand {
   linux: string;

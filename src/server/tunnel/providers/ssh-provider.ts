@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { connect as netConnect, type Socket } from 'node:net';
-import { Client, utils, type ClientChannel, type TcpConnectionDetails } from 'ssh2';
+import ssh2, { type ClientChannel, type TcpConnectionDetails } from 'ssh2';
+
+// ssh2 is CommonJS: Node's ESM loader finds no named exports in it, only the default.
+const { Client, utils } = ssh2;
 import {
   abortedError,
   silentLogger,
