@@ -152,31 +152,16 @@ export class TunnelRepository {
   }
 
   async services(baseId: string): Promise<PublishedService[]> {
-    const rows = await this.dataSource.query<Record<string, unknown>[]>(
-      `SELECT ts.*, s.name AS stack_name FROM tunnel_services ts JOIN stacks s ON s.id = ts.stack_id
-        WHERE ts.base_id = $1 ORDER BY ts.subdomain`,
-      [baseId],
-    );
-    return rows.map(toPublished);
+    return this.publishedWhere('base_id', baseId);
   }
 
   /** The published service named `<service>-<stack>.<base_id>` (the host without TUNNEL_BASE_DOMAIN). */
   async serviceByHost(subdomain: string): Promise<PublishedService | undefined> {
-    const rows = await this.dataSource.query<Record<string, unknown>[]>(
-      `SELECT ts.*, s.name AS stack_name FROM tunnel_services ts JOIN stacks s ON s.id = ts.stack_id
-        WHERE ts.subdomain = $1`,
-      [subdomain],
-    );
-    return rows[0] && toPublished(rows[0]);
+    return (await this.publishedWhere('subdomain', subdomain))[0];
   }
 
-  async stackServices(stackId: string): Promise<PublishedService[]> {
-    const rows = await this.dataSource.query<Record<string, unknown>[]>(
-      `SELECT ts.*, s.name AS stack_name FROM tunnel_services ts JOIN stacks s ON s.id = ts.stack_id
-        WHERE ts.stack_id = $1 ORDER BY ts.subdomain`,
-      [stackId],
-    );
-    return rows.map(toPublished);
+  stackServices(stackId: string): Promise<PublishedService[]> {
+    return this.publishedWhere('stack_id', stackId);
   }
 
   /**
@@ -201,6 +186,18 @@ export class TunnelRepository {
       }
       return published;
     });
+  }
+
+  private async publishedWhere(
+    column: 'base_id' | 'subdomain' | 'stack_id',
+    value: string,
+  ): Promise<PublishedService[]> {
+    const rows = await this.dataSource.query<Record<string, unknown>[]>(
+      `SELECT ts.*, s.name AS stack_name FROM tunnel_services ts JOIN stacks s ON s.id = ts.stack_id
+        WHERE ts.${column} = $1 ORDER BY ts.subdomain`,
+      [value],
+    );
+    return rows.map(toPublished);
   }
 }
 
