@@ -1,6 +1,6 @@
 import type { PublicDefinition } from './definition.types.js';
 import type { Issues } from './issues.js';
-import { asMap, present, scalarValue } from './node-readers.js';
+import { asMap, required, scalarValue } from './node-readers.js';
 import { PORT_RANGE, isPort, type PortUse } from './port-fields.js';
 import type { YamlNode } from './yaml-tree.js';
 
@@ -43,15 +43,15 @@ export function readPublic(
   }
 
   let port: number | undefined;
-  const portNode = present(map, 'port');
+  const portNode = required(
+    map,
+    'port',
+    `${path}.port`,
+    'public.port is required: the TCP host port of the service that the ingress forwards to',
+    issues,
+  );
   if (portNode === undefined) {
     ok = false;
-    issues.error(
-      `${path}.port`,
-      'missing_required_field',
-      'public.port is required: the TCP host port of the service that the ingress forwards to',
-      map.entries.get('port')?.key.pos ?? map.pos,
-    );
   } else {
     const value = scalarValue(portNode);
     if (typeof value !== 'number' || !isPort(value)) {
