@@ -7,6 +7,7 @@ import { InstallController } from './install/install.controller.js';
 import { InstallScripts } from './install/install-scripts.js';
 import { InstallService } from './install/install.service.js';
 import { TopologyService } from './topology/topology.service.js';
+import { TunnelAgentRoute } from './tunnel-agent-route.js';
 import { TunnelController } from './tunnel.controller.js';
 import { TunnelProviders } from './tunnel-providers.js';
 import { TunnelRepository } from './tunnel.repository.js';
@@ -22,6 +23,7 @@ import { WellKnownController } from './well-known.controller.js';
     TunnelService,
     TunnelRepository,
     TunnelSupervisor,
+    TunnelAgentRoute,
     TunnelProviders,
     TopologyService,
     TunnelIngress,
