@@ -109,7 +109,7 @@ async function recovery(relay, url, token, outageMs) {
 }
 
 export async function tunnelBench() {
-  const { startRelay, freeLoopbackPort, cleanup } = await loadRelaySupport();
+  const { startRelay, relayTunnel, cleanup } = await loadRelaySupport();
   const name = `bench_tunnel_${Date.now().toString(36)}`;
   await pgAdmin(`CREATE DATABASE ${name}`);
   const dataDir = mkdtempSync(join(tmpdir(), 'so-bench-tunnel-'));
@@ -118,8 +118,8 @@ export async function tunnelBench() {
   try {
     const upstream = await spawnUntilReady(FIXTURE, { VERSION: UPSTREAM_BODY }, '/health');
     stops.push(upstream.stop);
-    const remotePort = await freeLoopbackPort();
-    const publicUrl = `http://127.0.0.1:${remotePort}`;
+    const tunnel = await relayTunnel(relay);
+    const publicUrl = tunnel.publicUrl;
     const svc = await spawnUntilReady(
       MAIN,
       {
@@ -131,15 +131,7 @@ export async function tunnelBench() {
         BOOTSTRAP_CLIENT_SECRET: CLIENT_SECRET,
         TUNNEL_STUN_SERVERS: 'none',
         TUNNEL_BASE_DOMAIN: BASE_DOMAIN,
-        TUNNEL_SSH_HOST: relay.host,
-        TUNNEL_SSH_PORT: String(relay.port),
-        TUNNEL_SSH_USER: relay.user,
-        TUNNEL_SSH_KEY_FILE: relay.keyFile,
-        TUNNEL_SSH_HOST_KEY: relay.hostKeyFingerprint,
-        TUNNEL_SSH_REMOTE_PORT: String(remotePort),
-        TUNNEL_SSH_AGENT_REMOTE_PORT: String(await freeLoopbackPort()),
-        TUNNEL_SSH_BIND_ADDRESS: '127.0.0.1',
-        TUNNEL_PUBLIC_URL: publicUrl,
+        ...tunnel.env,
       },
       '/health/ready',
     );

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
-import { freeLoopbackPort, startRelay, type Relay } from '../support/relay.js';
+import { relayTunnel, startRelay, type Relay } from '../support/relay.js';
 
 // A node behind NAT reaches the service only through the tunnel: it enrolls at the tunnel's public
 // URL and must be told the tunnel's agent endpoint, so its mutual-TLS stream goes through the relay.
@@ -45,21 +45,12 @@ describe('agents through the tunnel', () => {
 
   beforeAll(async () => {
     relay = await startRelay();
-    const remotePort = await freeLoopbackPort();
-    const agentRemotePort = await freeLoopbackPort();
-    publicUrl = `http://127.0.0.1:${remotePort}`;
-    agentEndpoint = `127.0.0.1:${agentRemotePort}`;
+    const tunnel = await relayTunnel(relay);
+    publicUrl = tunnel.publicUrl;
+    agentEndpoint = tunnel.agentEndpoint;
     t = await startTestApp({
       env: {
-        TUNNEL_SSH_HOST: relay.host,
-        TUNNEL_SSH_PORT: String(relay.port),
-        TUNNEL_SSH_USER: relay.user,
-        TUNNEL_SSH_KEY_FILE: relay.keyFile,
-        TUNNEL_SSH_HOST_KEY: relay.hostKeyFingerprint,
-        TUNNEL_SSH_REMOTE_PORT: String(remotePort),
-        TUNNEL_SSH_AGENT_REMOTE_PORT: String(agentRemotePort),
-        TUNNEL_SSH_BIND_ADDRESS: '127.0.0.1',
-        TUNNEL_PUBLIC_URL: publicUrl,
+        ...tunnel.env,
         HEARTBEAT_INTERVAL: '400ms',
         // Machine-wide CPU under a parallel test run may pass 90 %; health is not what is tested here.
         WORKER_DEGRADED_PERCENT: '100',

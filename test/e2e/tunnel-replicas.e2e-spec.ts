@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, eventually } from '../support/app.js';
 import { createPostgresDatabase, type TestDatabase } from '../support/database.js';
-import { freeLoopbackPort, startRelay, type Relay } from '../support/relay.js';
+import { relayTunnel, startRelay, type Relay } from '../support/relay.js';
 import { ServiceProcess } from '../support/service-process.js';
 
 // Two replicas of the built service on one PostgreSQL database and one relay: exactly one holds the
@@ -67,10 +67,9 @@ describe('tunnel with two replicas on one PostgreSQL database', () => {
     sql = new pg.Client({ connectionString: db.databaseUrl });
     await sql.connect();
     relay = await startRelay();
-    const remotePort = await freeLoopbackPort();
-    const agentRemotePort = await freeLoopbackPort();
-    publicUrl = `http://127.0.0.1:${remotePort}`;
-    agentEndpoint = `127.0.0.1:${agentRemotePort}`;
+    const tunnel = await relayTunnel(relay);
+    publicUrl = tunnel.publicUrl;
+    agentEndpoint = tunnel.agentEndpoint;
     const shared = {
       DATABASE_URL: db.databaseUrl ?? '',
       // The agent CA's and the signing keys' private halves are sealed in the database under this
@@ -80,15 +79,7 @@ describe('tunnel with two replicas on one PostgreSQL database', () => {
       BOOTSTRAP_CLIENT_SECRET: ADMIN.secret,
       PUBLIC_URL: 'http://127.0.0.1',
       TUNNEL_STUN_SERVERS: 'none',
-      TUNNEL_SSH_HOST: relay.host,
-      TUNNEL_SSH_PORT: String(relay.port),
-      TUNNEL_SSH_USER: relay.user,
-      TUNNEL_SSH_KEY_FILE: relay.keyFile,
-      TUNNEL_SSH_HOST_KEY: relay.hostKeyFingerprint,
-      TUNNEL_SSH_REMOTE_PORT: String(remotePort),
-      TUNNEL_SSH_AGENT_REMOTE_PORT: String(agentRemotePort),
-      TUNNEL_SSH_BIND_ADDRESS: '127.0.0.1',
-      TUNNEL_PUBLIC_URL: publicUrl,
+      ...tunnel.env,
     };
     // One after the other: the first creates the bootstrap client and the CA, the second reads them.
     for (const name of ['a', 'b']) {
