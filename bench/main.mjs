@@ -4,6 +4,7 @@ import { agentsBench } from './agents.mjs';
 import { dispatchBench } from './dispatch.mjs';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
 import { tokensBench } from './tokens.mjs';
+import { tunnelBench } from './tunnel.mjs';
 
 const only = process.argv[2];
 const benches = {
@@ -12,6 +13,7 @@ const benches = {
   tokens: tokensBench,
   agents: agentsBench,
   dispatch: dispatchBench,
+  tunnel: tunnelBench,
 };
 
 console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);

@@ -31,6 +31,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       drop: () => Promise.resolve(rmSync(dataDir, { recursive: true, force: true })),
     };
   }
+  return createPostgresDatabase();
+}
+
+/** A fresh database on the PostgreSQL server whichever run this is (for the postgres-only files). */
+export async function createPostgresDatabase(): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'so-test-'));
   const name = `test_${randomBytes(6).toString('hex')}`;
   await adminQuery(`CREATE DATABASE ${name}`);

@@ -51,6 +51,36 @@ export async function freeLoopbackPort(): Promise<number> {
   return port;
 }
 
+/** A service's ssh tunnel to `relay`: its TUNNEL_* variables, on two free loopback ports of the relay. */
+export interface RelayTunnel {
+  env: Record<string, string>;
+  /** TUNNEL_PUBLIC_URL: the relay's port for the HTTP port. */
+  publicUrl: string;
+  /** The status' agent_endpoint: the relay's port for the agent port. */
+  agentEndpoint: string;
+}
+
+export async function relayTunnel(relay: Relay): Promise<RelayTunnel> {
+  const remotePort = await freeLoopbackPort();
+  const agentRemotePort = await freeLoopbackPort();
+  const publicUrl = `http://127.0.0.1:${remotePort}`;
+  return {
+    publicUrl,
+    agentEndpoint: `${relay.host}:${agentRemotePort}`,
+    env: {
+      TUNNEL_SSH_HOST: relay.host,
+      TUNNEL_SSH_PORT: String(relay.port),
+      TUNNEL_SSH_USER: relay.user,
+      TUNNEL_SSH_KEY_FILE: relay.keyFile,
+      TUNNEL_SSH_HOST_KEY: relay.hostKeyFingerprint,
+      TUNNEL_SSH_REMOTE_PORT: String(remotePort),
+      TUNNEL_SSH_AGENT_REMOTE_PORT: String(agentRemotePort),
+      TUNNEL_SSH_BIND_ADDRESS: '127.0.0.1',
+      TUNNEL_PUBLIC_URL: publicUrl,
+    },
+  };
+}
+
 function keygen(file: string, comment: string): string {
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', file], { stdio: 'pipe' });
   // "256 SHA256:abc... comment (ED25519)"

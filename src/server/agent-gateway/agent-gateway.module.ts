@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { HealthModule } from '../health/health.module.js';
+import { AgentEndpoints } from './agent-endpoints.js';
 import { AgentSessions } from './agent-sessions.js';
 import { CaRepository } from './ca.repository.js';
 import { CaService } from './ca.service.js';
@@ -8,7 +9,7 @@ import { GatewayServer } from './gateway.server.js';
 
 @Module({
   imports: [HealthModule],
-  providers: [CaService, CaRepository, CertificatesService, AgentSessions, GatewayServer],
-  exports: [CaService, CertificatesService, AgentSessions, GatewayServer],
+  providers: [CaService, CaRepository, CertificatesService, AgentSessions, GatewayServer, AgentEndpoints],
+  exports: [CaService, CertificatesService, AgentSessions, GatewayServer, AgentEndpoints],
 })
 export class AgentGatewayModule {}

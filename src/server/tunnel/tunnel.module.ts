@@ -9,6 +9,7 @@ import { InstallScripts } from './install/install-scripts.js';
 import { InstallService } from './install/install.service.js';
 import { PublishedServices } from './published-services.js';
 import { TopologyService } from './topology/topology.service.js';
+import { TunnelAgentRoute } from './tunnel-agent-route.js';
 import { TunnelController } from './tunnel.controller.js';
 import { TunnelProviders } from './tunnel-providers.js';
 import { TunnelRepository } from './tunnel.repository.js';
@@ -24,6 +25,7 @@ import { WellKnownController } from './well-known.controller.js';
     TunnelService,
     TunnelRepository,
     TunnelSupervisor,
+    TunnelAgentRoute,
     TunnelProviders,
     TopologyService,
     TunnelIngress,

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { Caller, Public, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import type {
@@ -31,8 +31,8 @@ export class WorkersController {
   /** Agents enroll with a join token instead of an access token. */
   @Post('enroll')
   @Public()
-  enroll(@Body() body: EnrollDto): Promise<EnrollmentResult> {
-    return this.workers.enroll(body);
+  enroll(@Body() body: EnrollDto, @Headers('host') host?: string): Promise<EnrollmentResult> {
+    return this.workers.enroll(body, host);
   }
 
   /** A pending agent polls with its enrollment secret. */

@@ -6,6 +6,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Counter, Gauge } from 'prom-client';
 import type { ConnectivityReportMsg, HeartbeatMsg, HelloMsg } from '../../contracts/agent-protocol/index.js';
 import { IDENTITY_REVOKED } from '../../contracts/agent-protocol/index.js';
+import { AgentEndpoints } from '../agent-gateway/agent-endpoints.js';
 import {
   AgentSessions,
   type AgentConnection,
@@ -13,7 +14,6 @@ import {
 } from '../agent-gateway/agent-sessions.js';
 import { CaService } from '../agent-gateway/ca.service.js';
 import { CertificatesService } from '../agent-gateway/certificates.service.js';
-import { GatewayServer } from '../agent-gateway/gateway.server.js';
 import { AuditService } from '../audit/audit.service.js';
 import { RateLimitsService } from '../auth/rate-limits.service.js';
 import { AppError, NotFoundError } from '../common/app-error.js';
@@ -95,7 +95,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     private readonly certificates: CertificatesService,
     private readonly ca: CaService,
     private readonly sessions: AgentSessions,
-    private readonly gateway: GatewayServer,
+    private readonly endpoints: AgentEndpoints,
     private readonly audit: AuditService,
     private readonly limits: RateLimitsService,
     private readonly health: OrchestratorHealthService,
@@ -125,7 +125,8 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
 
   // ---- enrollment (public, authenticated by the join token or the enrollment secret) ----
 
-  async enroll(dto: EnrollDto): Promise<EnrollmentResult> {
+  /** `host`: the request's Host header, which tells an agent that came through the tunnel. */
+  async enroll(dto: EnrollDto, host?: string): Promise<EnrollmentResult> {
     const ip = RequestContext.ip();
     const wait = this.limits.authBlockedFor(undefined, ip);
     if (wait > 0) throw tooManyEnrollmentFailures(wait);
@@ -189,7 +190,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       ca_certificate: this.ca.caPem,
       ca_fingerprint: this.ca.fingerprint,
       certificate,
-      agent_endpoint: this.gateway.endpoint,
+      agent_endpoint: await this.endpoints.forRequest(host),
       heartbeat_interval_ms: this.config.heartbeatIntervalMs,
     };
   }
