@@ -13,11 +13,13 @@ import { ConnectivityService } from './connectivity.service.js';
 import { EnrollDto, EnrollmentStatusDto } from './dto/enroll.dto.js';
 import { ListWorkersDto } from './dto/list-workers.dto.js';
 import { WorkersService } from './workers.service.js';
+import { EnrollmentService } from './enrollment.service.js';
 
 @Controller(orchestratorPaths('workers'))
 export class WorkersController {
   constructor(
     private readonly workers: WorkersService,
+    private readonly enrollment: EnrollmentService,
     private readonly connectivity: ConnectivityService,
   ) {}
 
@@ -32,7 +34,7 @@ export class WorkersController {
   @Post('enroll')
   @Public()
   enroll(@Body() body: EnrollDto, @Headers('host') host?: string): Promise<EnrollmentResult> {
-    return this.workers.enroll(body, host);
+    return this.enrollment.enroll(body, host);
   }
 
   /** A pending agent polls with its enrollment secret. */
@@ -40,7 +42,7 @@ export class WorkersController {
   @Public()
   @HttpCode(200)
   enrollmentStatus(@Body() body: EnrollmentStatusDto): Promise<EnrollmentStatus> {
-    return this.workers.enrollmentStatus(body);
+    return this.enrollment.enrollmentStatus(body);
   }
 
   /** The latest probe results between the caller's workers. */

@@ -4,6 +4,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { HealthModule } from '../health/health.module.js';
 import { ConnectivityRepository } from './connectivity.repository.js';
 import { ConnectivityService } from './connectivity.service.js';
+import { EnrollmentService } from './enrollment.service.js';
 import { JoinTokensController } from './join-tokens.controller.js';
 import { JoinTokensRepository } from './join-tokens.repository.js';
 import { JoinTokensService } from './join-tokens.service.js';
@@ -16,6 +17,7 @@ import { WorkersService } from './workers.service.js';
   controllers: [WorkersController, JoinTokensController],
   providers: [
     WorkersService,
+    EnrollmentService,
     WorkersRepository,
     JoinTokensService,
     JoinTokensRepository,
