@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startTestApp, type TestApp } from '../support/app.js';
-import { freeLoopbackPort, startRelay, type Relay } from '../support/relay.js';
-import { jsonOf, requireBuiltCli, stackctl } from '../support/stackctl.js';
+import { relayTunnelEnv, startRelay, type Relay } from '../support/relay.js';
+import { jsonOf, requireBuilt, stackctl } from '../support/stackctl.js';
+import { TOPOLOGY_FIELDS } from '../support/tunnel-contract.js';
 
 // stackctl's tunnel commands, run as the built program against the service with the ssh provider
 // configured to a real sshd on loopback (the environment of tunnel-api.e2e-spec.ts).
@@ -48,26 +49,14 @@ describe('stackctl tunnel against a service whose tunnel goes to a real relay', 
   let dir: string;
 
   beforeAll(async () => {
-    requireBuiltCli();
+    requireBuilt();
     dir = mkdtempSync(join(tmpdir(), 'cli-tunnel-'));
     relay = await startRelay();
-    const remotePort = await freeLoopbackPort();
-    agentRemotePort = await freeLoopbackPort();
-    publicUrl = `http://127.0.0.1:${remotePort}`;
+    const tunnel = await relayTunnelEnv(relay);
+    ({ publicUrl, agentRemotePort } = tunnel);
     t = await startTestApp({
-      env: {
-        TUNNEL_SSH_HOST: relay.host,
-        TUNNEL_SSH_PORT: String(relay.port),
-        TUNNEL_SSH_USER: relay.user,
-        TUNNEL_SSH_KEY_FILE: relay.keyFile,
-        TUNNEL_SSH_HOST_KEY: relay.hostKeyFingerprint,
-        TUNNEL_SSH_REMOTE_PORT: String(remotePort),
-        TUNNEL_SSH_AGENT_REMOTE_PORT: String(agentRemotePort),
-        TUNNEL_SSH_BIND_ADDRESS: '127.0.0.1',
-        TUNNEL_PUBLIC_URL: publicUrl,
-        // The relay's port is on loopback: validate-url may check it only with private URLs allowed.
-        TUNNEL_ALLOW_PRIVATE_URLS: 'true',
-      },
+      // The relay's port is on loopback: validate-url may check it only with private URLs allowed.
+      env: { ...tunnel.env, TUNNEL_ALLOW_PRIVATE_URLS: 'true' },
     });
     env = {
       STACKCTL_SERVER: t.url,
@@ -158,16 +147,7 @@ describe('stackctl tunnel against a service whose tunnel goes to a real relay', 
 
   it('topology: every field of the contract, as text and JSON', async () => {
     const json = jsonOf<Record<string, unknown>>(await stackctl(['--json', 'tunnel', 'topology'], env));
-    expect(Object.keys(json).sort()).toEqual([
-      'default_gateway',
-      'environment',
-      'has_nat',
-      'local_ips',
-      'private_subnet',
-      'public_ip',
-      'reason',
-      'recommended_mode',
-    ]);
+    expect(Object.keys(json).sort()).toEqual(TOPOLOGY_FIELDS);
     // The test app asks no STUN server (TUNNEL_STUN_SERVERS=none): the address is unknown.
     expect(json).toMatchObject({ public_ip: null, has_nat: false, recommended_mode: 'tunnel' });
     const run = await stackctl(['tunnel', 'topology'], env);
@@ -348,7 +328,7 @@ describe('stackctl tunnel against a service whose tunnel goes to a real relay', 
 describe('stackctl tunnel start without a usable tunnel configuration', () => {
   let t: TestApp;
   beforeAll(async () => {
-    requireBuiltCli();
+    requireBuilt();
     t = await startTestApp({ env: { TUNNEL_SSH_HOST: '127.0.0.1' } });
   });
   afterAll(() => t?.close());

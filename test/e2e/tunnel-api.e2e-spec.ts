@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
-import { freeLoopbackPort, startRelay, type Relay } from '../support/relay.js';
+import { relayTunnelEnv, startRelay, type Relay } from '../support/relay.js';
 
 // The whole tunnel through the API: a real sshd on loopback is the relay; the service forwards its
 // HTTP and agent ports there, and requests reach it through the relay's ports.
@@ -48,20 +48,7 @@ describe('tunnel API with the ssh provider', () => {
 
   beforeAll(async () => {
     relay = await startRelay();
-    const remotePort = await freeLoopbackPort();
-    agentRemotePort = await freeLoopbackPort();
-    publicUrl = `http://127.0.0.1:${remotePort}`;
-    env = {
-      TUNNEL_SSH_HOST: relay.host,
-      TUNNEL_SSH_PORT: String(relay.port),
-      TUNNEL_SSH_USER: relay.user,
-      TUNNEL_SSH_KEY_FILE: relay.keyFile,
-      TUNNEL_SSH_HOST_KEY: relay.hostKeyFingerprint,
-      TUNNEL_SSH_REMOTE_PORT: String(remotePort),
-      TUNNEL_SSH_AGENT_REMOTE_PORT: String(agentRemotePort),
-      TUNNEL_SSH_BIND_ADDRESS: '127.0.0.1',
-      TUNNEL_PUBLIC_URL: publicUrl,
-    };
+    ({ env, publicUrl, agentRemotePort } = await relayTunnelEnv(relay));
     t = await startTestApp({ env });
   });
   afterAll(async () => {

@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHECK_NAMES } from '../../src/server/tunnel/url-check/validate-url.js';
 import { ADMIN, startTestApp, type TestApp } from '../support/app.js';
 import {
   startBindingResponder,
@@ -9,6 +10,7 @@ import {
   type BindingResponder,
   type StunEndpoint,
 } from '../support/stun.js';
+import { TOPOLOGY_FIELDS } from '../support/tunnel-contract.js';
 
 // Where this instance is reachable: GET topology and POST validate-url through the API. Every
 // address a test hands the service is a literal (no DNS lookup), and every one the service could
@@ -16,22 +18,6 @@ import {
 // loopback cases prove with a listener that counts the connections it gets.
 
 const VALIDATE = '/api/v1/tunnel/validate-url';
-const CHECK_NAMES = [
-  'present',
-  'length',
-  'syntax',
-  'scheme',
-  'credentials',
-  'host',
-  'port',
-  'query',
-  'fragment',
-  'resolve',
-  'address',
-  'redirects',
-  'response',
-  'instance',
-];
 
 interface Check {
   name: string;
@@ -211,16 +197,7 @@ describe('tunnel URLs where private URLs are refused (the default), STUN on a lo
     const read = `Bearer ${(await t.token(undefined, 'tunnel:read')).access_token}`;
     const res = await t.http.get('/api/v1/tunnel/topology').set('Authorization', read).expect(200);
     const body = res.body as Record<string, unknown>;
-    expect(Object.keys(body).sort()).toEqual([
-      'default_gateway',
-      'environment',
-      'has_nat',
-      'local_ips',
-      'private_subnet',
-      'public_ip',
-      'reason',
-      'recommended_mode',
-    ]);
+    expect(Object.keys(body).sort()).toEqual(TOPOLOGY_FIELDS);
     expect(body).toMatchObject({
       public_ip: '127.0.0.1',
       has_nat: false,

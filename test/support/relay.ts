@@ -225,3 +225,27 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
     },
   };
 }
+
+/**
+ * An app's TUNNEL_* settings for an ssh tunnel to `relay`, its two ports bound to the relay's
+ * loopback (free ports a moment ago): the environment, the public URL and the agent port.
+ */
+export async function relayTunnelEnv(
+  relay: Relay,
+): Promise<{ env: Record<string, string>; publicUrl: string; agentRemotePort: number }> {
+  const remotePort = await freeLoopbackPort();
+  const agentRemotePort = await freeLoopbackPort();
+  const publicUrl = `http://127.0.0.1:${remotePort}`;
+  const env = {
+    TUNNEL_SSH_HOST: relay.host,
+    TUNNEL_SSH_PORT: String(relay.port),
+    TUNNEL_SSH_USER: relay.user,
+    TUNNEL_SSH_KEY_FILE: relay.keyFile,
+    TUNNEL_SSH_HOST_KEY: relay.hostKeyFingerprint,
+    TUNNEL_SSH_REMOTE_PORT: String(remotePort),
+    TUNNEL_SSH_AGENT_REMOTE_PORT: String(agentRemotePort),
+    TUNNEL_SSH_BIND_ADDRESS: '127.0.0.1',
+    TUNNEL_PUBLIC_URL: publicUrl,
+  };
+  return { env, publicUrl, agentRemotePort };
+}

@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { ADMIN } from './app.js';
 
-/** The built stackctl (npm run build). */
+/** The built stackctl and agent (npm run build). */
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+export const AGENT = fileURLToPath(new URL('../../dist/agent/main.js', import.meta.url));
 
 export interface CliRun {
   code: number | null;
@@ -13,41 +14,59 @@ export interface CliRun {
   stderr: string;
 }
 
-export function requireBuiltCli(): void {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
+/** Fails fast when a program the test runs was not built. */
+export function requireBuilt(programs: string[] = [CLI]): void {
+  for (const program of programs)
+    if (!existsSync(program)) throw new Error(`${program} is missing: run npm run build first`);
+}
+
+export interface StackctlOptions {
+  /** Written to its standard input, which is closed either way. */
+  input?: string;
+  /** Strings that must never show in its output, besides the admin's secret. */
+  secrets?: string[];
 }
 
 /**
- * Runs the built stackctl with exactly `env` (plus PATH), so no STACKCTL_* variable of the shell
- * running the tests leaks in; `input` is written to its standard input, which is closed either way.
- * Asynchronous: the service answering it runs in this process. Whatever the command, the admin's
- * secret and the strings in `secrets` never show, and no raw control character reaches the terminal.
+ * The built stackctl with exactly `env` (plus PATH), so no STACKCTL_* variable of the shell running
+ * the tests leaks in, started: what it wrote to stderr so far, and its run when it ends. Asynchronous:
+ * the service answering it runs in this process. Whatever the command, the admin's secret and
+ * `secrets` never show, and no raw control character reaches the terminal.
  */
-export async function stackctl(
+export function startStackctl(
   args: string[],
   env: Record<string, string> = {},
-  options: { input?: string; secrets?: string[] } = {},
-): Promise<CliRun> {
-  const run = await new Promise<CliRun>((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    // stackctl may exit before reading everything (a refused option): that is not the test's failure.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.input ?? '');
+  options: StackctlOptions = {},
+): { stderrSoFar: () => string; done: Promise<CliRun> } {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  // stackctl may exit before reading everything (a refused option): that is not the test's failure.
+  child.stdin.on('error', () => undefined);
+  child.stdin.end(options.input ?? '');
+  const done = new Promise<CliRun>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
+  }).then((run) => {
+    for (const secret of [ADMIN.secret, ...(options.secrets ?? [])])
+      expect(run.stdout + run.stderr).not.toContain(secret);
+    expect(run.stdout + run.stderr).not.toMatch(/[^\P{Cc}\n]/u);
+    return run;
   });
-  for (const secret of [ADMIN.secret, ...(options.secrets ?? [])])
-    expect(run.stdout + run.stderr).not.toContain(secret);
-  expect(run.stdout + run.stderr).not.toMatch(/[^\P{Cc}\n]/u);
-  return run;
+  return { stderrSoFar: () => stderr, done };
 }
+
+/** Runs the built stackctl to its end (see {@link startStackctl}). */
+export const stackctl = (
+  args: string[],
+  env: Record<string, string> = {},
+  options: StackctlOptions = {},
+): Promise<CliRun> => startStackctl(args, env, options).done;
 
 /** The JSON stackctl printed, after checking it succeeded. */
 export function jsonOf<T>(run: CliRun): T {

@@ -77,36 +77,22 @@ export async function runTunnel(
       const list = await api.call('GET', `${TUNNEL}/subdomains`);
       if (!isSubdomainList(list)) throw unexpected('the subdomain list');
       if (json) return printJson(list);
-      if (list.subdomains.length === 0) {
-        console.log('No base subdomains: one is created when a stack publishes a service.');
-        return;
-      }
-      console.log(
-        table(
-          ['BASE_ID', 'SUBDOMAIN', 'URL', 'CREATED_AT'],
-          list.subdomains.map((s) => [s.base_id, s.subdomain, s.url, s.created_at]),
-        ),
+      return printRows(
+        'No base subdomains: one is created when a stack publishes a service.',
+        ['BASE_ID', 'SUBDOMAIN', 'URL', 'CREATED_AT'],
+        list.subdomains.map((s) => [s.base_id, s.subdomain, s.url, s.created_at]),
       );
-      return;
     }
     case 'tunnel services': {
-      const answer = await api.call(
-        'GET',
-        `${TUNNEL}/subdomains/${encodeURIComponent(command.baseId)}/services`,
-      );
+      const path = `${TUNNEL}/subdomains/${encodeURIComponent(command.baseId)}/services`;
+      const answer = await api.call('GET', path);
       if (!isSubdomainServices(answer)) throw unexpected('the published services');
       if (json) return printJson(answer);
-      if (answer.services.length === 0) {
-        console.log(`No published services under ${clean(answer.base_id)}.`);
-        return;
-      }
-      console.log(
-        table(
-          ['NAME', 'SUBDOMAIN', 'URL', 'TARGET'],
-          answer.services.map((s) => [s.name, s.subdomain, s.url, s.target]),
-        ),
+      return printRows(
+        `No published services under ${clean(answer.base_id)}.`,
+        ['NAME', 'SUBDOMAIN', 'URL', 'TARGET'],
+        answer.services.map((s) => [s.name, s.subdomain, s.url, s.target]),
       );
-      return;
     }
     case 'tunnel validate-url':
       return validateUrl(api, command.url, command.save, json);
@@ -133,6 +119,11 @@ export async function runTunnel(
       return;
     }
   }
+}
+
+/** A table, or the sentence that says there is nothing to show. */
+function printRows(empty: string, headers: string[], rows: string[][]): void {
+  console.log(rows.length === 0 ? empty : table(headers, rows));
 }
 
 async function status(api: ApiClient, method: 'GET' | 'POST', action: string): Promise<TunnelStatus> {
