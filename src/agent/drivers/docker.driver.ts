@@ -121,7 +121,7 @@ export class DockerDriver implements Driver<Managed[]> {
       try {
         info = await this.docker.getContainer(entry.Id).inspect();
       } catch (err) {
-        if (statusCode(err) === 404) continue; // removed between list and inspect
+        if (vanished(err)) continue; // removed between list and inspect
         throw err;
       }
       let defaults = imageEnv.get(info.Image);
@@ -298,6 +298,14 @@ function groupByService(containers: Managed[]): Map<string, Managed[]> {
 
 function rank(c: Managed, digest: string): number {
   return (c.digest === digest ? 2 : 0) + (c.state === 'running' ? 1 : 0);
+}
+
+/**
+ * A container that is gone: Docker answers 404; podman, when the removal races the inspect, 500
+ * with "no such container" ("does not exist in database").
+ */
+function vanished(err: unknown): boolean {
+  return statusCode(err) === 404 || /no such container/i.test(describe(err));
 }
 
 function statusCode(err: unknown): number | undefined {

@@ -21,6 +21,12 @@ export interface HealthCheckDefinition {
   interval_ms: number;
 }
 
+/** A service the orchestrator's ingress publishes as `<service>-<stack>.<base_id>.<TUNNEL_BASE_DOMAIN>`. */
+export interface PublicDefinition {
+  /** The node (host) port the ingress connects to on the service's worker; one of its TCP `ports`. */
+  port: number;
+}
+
 export interface ServiceDefinition {
   /** DNS label: lower case letters, digits and `-`, at most 63, starts with a letter. */
   name: string;
@@ -33,6 +39,8 @@ export interface ServiceDefinition {
   ports: PortDefinition[];
   resources: { cpu: number; memory_bytes: number };
   health_check: HealthCheckDefinition | null;
+  /** Published through the tunnel ingress, or null. */
+  public: PublicDefinition | null;
   depends_on: string[];
   /** Worker labels the service needs (all must match). */
   placement: { labels: Record<string, string> };

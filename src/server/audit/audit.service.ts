@@ -34,7 +34,10 @@ export type AuditAction =
   | 'drift.resolve_requested'
   | 'tunnel.started'
   | 'tunnel.stopped'
-  | 'tunnel.custom_url_changed';
+  | 'tunnel.custom_url_changed'
+  | 'tunnel.base_created'
+  | 'tunnel.services_published'
+  | 'tunnel.services_unpublished';
 
 export interface AuditInput {
   action: AuditAction;

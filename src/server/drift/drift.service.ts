@@ -75,17 +75,8 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
     const unknown = resources.map((name, index) => ({ name, index })).filter(({ name }) => !known.has(name));
     if (unknown.length > 0) throw unknownResources(unknown);
     const ignores = [...new Set([...stack.driftIgnores, ...resources])].sort();
-    await this.stacks.setDriftIgnores(stack.id, ignores);
-    const updated = { ...stack, driftIgnores: ignores };
-    await this.refreshStatus(updated, items);
-    await this.audit.record({
-      action: 'drift.ignored',
-      owner: stack.owner,
-      target: stack.id,
-      details: { resources },
-    });
     this.logger.log({ stack_id: stack.id, resources }, 'drift ignore rules added');
-    return this.view({ ...updated, driftStatus: this.statusOf(updated, items) }, items);
+    return this.setIgnores(stack, items, ignores, { resources });
   }
 
   /** Removes ignore rules. */
@@ -93,15 +84,20 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
     const stack = await this.stacks.owned(caller, stackId);
     const items = await this.repository.items(stack.id);
     const ignores = stack.driftIgnores.filter((r) => !resources.includes(r));
+    return this.setIgnores(stack, items, ignores, { removed: resources });
+  }
+
+  /** Stores the stack's ignore rules, its drift status under them, and the audit record. */
+  private async setIgnores(
+    stack: StackEntity,
+    items: DriftItemEntity[],
+    ignores: string[],
+    details: Record<string, unknown>,
+  ): Promise<DriftView> {
     await this.stacks.setDriftIgnores(stack.id, ignores);
     const updated = { ...stack, driftIgnores: ignores };
     await this.refreshStatus(updated, items);
-    await this.audit.record({
-      action: 'drift.ignored',
-      owner: stack.owner,
-      target: stack.id,
-      details: { removed: resources },
-    });
+    await this.audit.record({ action: 'drift.ignored', owner: stack.owner, target: stack.id, details });
     return this.view({ ...updated, driftStatus: this.statusOf(updated, items) }, items);
   }
 

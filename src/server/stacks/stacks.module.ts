@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AgentGatewayModule } from '../agent-gateway/agent-gateway.module.js';
 import { JobsModule } from '../jobs/jobs.module.js';
 import { DefinitionModule } from './definition/definition.module.js';
+import { StackPublishing } from './stack-publishing.js';
 import { StackReportsService } from './stack-reports.service.js';
 import { STACKS_FOR_DRIFT, stacksForDrift } from './stacks-for-drift.js';
 import { StacksController } from './stacks.controller.js';
@@ -15,12 +16,13 @@ import { StacksService } from './stacks.service.js';
     StacksService,
     StacksRepository,
     StackReportsService,
+    StackPublishing,
     {
       provide: STACKS_FOR_DRIFT,
       useFactory: stacksForDrift,
       inject: [StacksService, StacksRepository, StackReportsService],
     },
   ],
-  exports: [StacksService, STACKS_FOR_DRIFT],
+  exports: [StacksService, STACKS_FOR_DRIFT, StackPublishing],
 })
 export class StacksModule {}

@@ -25,6 +25,7 @@ import { StackRevisionEntity } from './entities/stack-revision.entity.js';
 import { StackEntity } from './entities/stack.entity.js';
 import { destroyPayload, provisionPayload } from './service-spec.js';
 import { overallHealth, serviceHealth } from './stack-health.js';
+import { StackPublishing } from './stack-publishing.js';
 import { StackReportsService } from './stack-reports.service.js';
 import {
   replaceRaced,
@@ -56,6 +57,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     private readonly definitions: DefinitionService,
     private readonly jobs: JobsService,
     private readonly reports: StackReportsService,
+    private readonly publishing: StackPublishing,
     private readonly audit: AuditService,
     @InjectMetric(METRIC.stacks) private readonly stacksGauge: Gauge<string>,
   ) {}
@@ -290,6 +292,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     const lastJob = reachedNode ? { lastJobId: job.id } : {};
     if (job.type === 'destroy') {
       if (job.status === 'succeeded') {
+        await this.publishing.finished(job, stack);
         await this.repository.delete(stack.id);
         await this.refreshGauge();
         await this.audit.record({
@@ -308,6 +311,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
         deployedRevision: job.revision,
         ...lastJob,
       });
+      await this.publishing.finished(job, stack);
     } else {
       await this.repository.update(stack.id, { status: 'failed', ...lastJob });
     }

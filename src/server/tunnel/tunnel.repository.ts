@@ -152,40 +152,52 @@ export class TunnelRepository {
   }
 
   async services(baseId: string): Promise<PublishedService[]> {
-    const rows = await this.dataSource.query<Record<string, unknown>[]>(
-      `SELECT ts.*, s.name AS stack_name FROM tunnel_services ts JOIN stacks s ON s.id = ts.stack_id
-        WHERE ts.base_id = $1 ORDER BY ts.subdomain`,
-      [baseId],
-    );
-    return rows.map(toPublished);
+    return this.publishedWhere('base_id', baseId);
   }
 
+  /** The published service named `<service>-<stack>.<base_id>` (the host without TUNNEL_BASE_DOMAIN). */
   async serviceByHost(subdomain: string): Promise<PublishedService | undefined> {
-    const rows = await this.dataSource.query<Record<string, unknown>[]>(
-      `SELECT ts.*, s.name AS stack_name FROM tunnel_services ts JOIN stacks s ON s.id = ts.stack_id
-        WHERE ts.subdomain = $1`,
-      [subdomain],
-    );
-    return rows[0] && toPublished(rows[0]);
+    return (await this.publishedWhere('subdomain', subdomain))[0];
   }
 
-  /** Makes exactly `services` the published ones of the stack (a deploy's outcome). */
+  stackServices(stackId: string): Promise<PublishedService[]> {
+    return this.publishedWhere('stack_id', stackId);
+  }
+
+  /**
+   * Makes `services` the published ones of the stack (a deploy's outcome), except names another stack
+   * already holds: the first holder keeps a name. Returns the subdomains now published for the stack.
+   */
   async replaceStackServices(
     stackId: string,
     services: Omit<PublishedService, 'stackName'>[],
-  ): Promise<void> {
-    await this.dataSource.transaction(async (m) => {
+  ): Promise<string[]> {
+    return this.dataSource.transaction(async (m) => {
       await m.query(`DELETE FROM tunnel_services WHERE stack_id = $1`, [stackId]);
-      for (const s of services)
-        await m.query(
+      const published: string[] = [];
+      for (const s of services) {
+        const rows = await m.query<{ subdomain: string }[]>(
           `INSERT INTO tunnel_services (subdomain, base_id, owner, stack_id, service, worker_id, target_host, target_port)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-           ON CONFLICT (subdomain) DO UPDATE SET base_id = EXCLUDED.base_id, owner = EXCLUDED.owner,
-             stack_id = EXCLUDED.stack_id, service = EXCLUDED.service, worker_id = EXCLUDED.worker_id,
-             target_host = EXCLUDED.target_host, target_port = EXCLUDED.target_port, updated_at = now()`,
+           ON CONFLICT (subdomain) DO NOTHING RETURNING subdomain`,
           [s.subdomain, s.baseId, s.owner, s.stackId, s.service, s.workerId, s.targetHost, s.targetPort],
         );
+        published.push(...rows.map((r) => r.subdomain));
+      }
+      return published;
     });
+  }
+
+  private async publishedWhere(
+    column: 'base_id' | 'subdomain' | 'stack_id',
+    value: string,
+  ): Promise<PublishedService[]> {
+    const rows = await this.dataSource.query<Record<string, unknown>[]>(
+      `SELECT ts.*, s.name AS stack_name FROM tunnel_services ts JOIN stacks s ON s.id = ts.stack_id
+        WHERE ts.${column} = $1 ORDER BY ts.subdomain`,
+      [value],
+    );
+    return rows.map(toPublished);
   }
 }
 

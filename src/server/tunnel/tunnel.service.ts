@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isIP } from 'node:net';
 import { AuditService } from '../audit/audit.service.js';
 import { NotFoundError } from '../common/app-error.js';
 import type { Caller } from '../common/request-context.js';
@@ -91,12 +92,16 @@ export class TunnelService {
     const services = await this.repository.services(base.baseId);
     return {
       base_id: base.baseId,
-      services: services.map((s) => ({
-        name: s.service,
-        subdomain: s.subdomain,
-        url: this.urlOf(s.subdomain),
-        target: `${s.targetHost}:${s.targetPort}`,
-      })),
+      services: services.map((s) => {
+        const host = this.hostOf(s.subdomain);
+        const targetHost = isIP(s.targetHost) === 6 ? `[${s.targetHost}]` : s.targetHost;
+        return {
+          name: s.service,
+          subdomain: host,
+          url: this.urlOf(host),
+          target: `${targetHost}:${s.targetPort}`,
+        };
+      }),
     };
   }
 
@@ -120,7 +125,7 @@ export class TunnelService {
     return result;
   }
 
-  /** `<base_id>.<TUNNEL_BASE_DOMAIN>`, or the bare base id when no domain is configured. */
+  /** `<label>.<TUNNEL_BASE_DOMAIN>` (a base id, or `<service>-<stack>.<base_id>`), or the bare label without a domain. */
   hostOf(label: string): string {
     return this.config.tunnel.baseDomain ? `${label}.${this.config.tunnel.baseDomain}` : label;
   }

@@ -359,6 +359,17 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     return out;
   }
 
+  /**
+   * Where the services a worker runs are reached (the published ones, by the ingress): the address
+   * recorded at enrollment when it is a host, else where its stream comes from (known to the replica
+   * that holds the stream, which is where its jobs end). Never a host the agent names itself.
+   */
+  async serviceHost(workerId: string): Promise<string | undefined> {
+    const worker = await this.repository.findById(workerId);
+    if (!worker) return undefined;
+    return probeHost(worker.address) ?? this.live.get(workerId)?.connectedFrom;
+  }
+
   // ---- timers ----
 
   private async tick(): Promise<void> {

@@ -10,6 +10,7 @@ export type {
   HealthCheckDefinition,
   MonitoringDefinition,
   PortDefinition,
+  PublicDefinition,
   RestartPolicy,
   ServiceDefinition,
   StackDefinition,

@@ -6,12 +6,13 @@ import type { Issues } from './issues.js';
 import type { KitChoice } from './kit-fields.js';
 import { asMap, asString, asText, present, scalarValue, warnUnknownKeys } from './node-readers.js';
 import { readPorts, type PortUse } from './port-fields.js';
+import { readPublic } from './public-fields.js';
 import { readResources } from './resource-fields.js';
 import type { Position, YamlNode } from './yaml-tree.js';
 
 /**
  * One entry of `services`: its own fields (image, command, restart, depends_on, placement here; ports,
- * env, resources and the health check in their own modules), read into a {@link ServiceDefinition}.
+ * env, resources, the health check and public in their own modules), read into a {@link ServiceDefinition}.
  * What needs the other services (references, port clashes, cycles) is in cross-service.ts.
  */
 
@@ -41,6 +42,7 @@ const SERVICE_KEYS = [
   'depends_on',
   'placement',
   'restart',
+  'public',
 ];
 
 /** A `depends_on` item as written, with where, for the stack-wide checks. */
@@ -57,8 +59,10 @@ export interface ParsedService {
   dependencies: DependencyUse[];
 }
 
+/** `stack` is the stack's name, undefined when it is missing or wrong (reported at `name`). */
 export function readService(
   name: string,
+  stack: string | undefined,
   node: YamlNode,
   path: string,
   kit: KitChoice,
@@ -90,6 +94,7 @@ export function readService(
   const dependencies = readDependsOn(get('depends_on'), `${path}.depends_on`, issues);
   const labels = readPlacement(get('placement'), `${path}.placement`, issues);
   const restart = readRestart(get('restart'), `${path}.restart`, issues);
+  const published = readPublic(get('public'), `${path}.public`, name, stack, ports, issues);
 
   return {
     def: {
@@ -100,6 +105,7 @@ export function readService(
       ports: ports.map((p) => p.port),
       resources,
       health_check,
+      public: published,
       depends_on: [...new Set(dependencies.map((d) => d.name))],
       placement: { labels },
       restart,

@@ -77,7 +77,7 @@ function validateTree(root: YamlNode | null, catalog: Catalog, issues: Issues): 
   const name = stackName(top, issues);
   const kit = readKitChoice(top, catalog, issues);
   const monitoring = readMonitoring(top, catalog, kit, issues);
-  const services = readServices(top, monitoring, catalog, kit, issues);
+  const services = readServices(top, name, monitoring, catalog, kit, issues);
   if (services === null || name === undefined) return null;
   const ordered = dependencyOrder(services);
   if (ordered === null) return null;
@@ -99,6 +99,7 @@ function stackName(top: YamlMap, issues: Issues): string | undefined {
 /** The file's services and the monitoring services, checked together; null without any. */
 function readServices(
   top: YamlMap,
+  stack: string | undefined,
   monitoring: MonitoringDefinition,
   catalog: Catalog,
   kit: KitChoice,
@@ -139,7 +140,7 @@ function readServices(
         entry.key.pos,
       );
     }
-    const service = readService(name, entry.value, path, kit, issues);
+    const service = readService(name, stack, entry.value, path, kit, issues);
     if (service !== null) parsed.push(service);
   }
   return checkStack(parsed, extra, kit, map.pos, issues);

@@ -59,7 +59,9 @@ export class TunnelIngress {
     const now = Date.now();
     const hit = this.cache.get(host);
     if (hit && now - hit.at < CACHE_MS) return hit.target;
-    const row = await this.repository.serviceByHost(host);
+    // Registrations are stored without the domain (published-services.ts); the host ends with it.
+    const domain = this.config.tunnel.baseDomain ?? '';
+    const row = await this.repository.serviceByHost(host.slice(0, host.length - domain.length - 1));
     const target = row && {
       host: row.targetHost,
       port: row.targetPort,
