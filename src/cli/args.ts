@@ -1,84 +1,16 @@
-import { closeSync, openSync, readSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { readDefinition, type DefinitionFile } from './definition-file.js';
 import { UsageError } from './errors.js';
 
 export const DEFAULT_SERVER = 'http://localhost:5260';
-
-export const USAGE = `Usage: stackctl [global options] <command> [options]
-
-Commands:
-  clients create --name NAME --scopes SCOPE[,SCOPE...] [--owner OWNER]
-                                Create an OAuth client; prints its secret, shown only once
-  clients list [--owner OWNER]  List the clients (of OWNER; yours by default)
-  clients delete CLIENT_ID      Delete a client
-  keys list                     List the token signing keys
-  keys rotate                   Start signing with a new key; the old ones stay published
-  join-tokens create [--ttl DURATION] [--pre-approved] [--label KEY=VALUE ...]
-                                Create a join token for agents to enroll with; prints it, shown
-                                only once. --ttl: its lifetime, e.g. 30m or 7d (the service's
-                                JOIN_TOKEN_TTL by default). The workers it enrolls get its labels,
-                                and need no approval with --pre-approved
-  join-tokens list              List the join tokens, revoked and expired ones included
-  join-tokens revoke ID         Revoke a join token; agents cannot enroll with it any more
-                                (an ID starting with "-" goes after "--": revoke -- ID)
-  workers list [--status STATE] List the workers (STATE: healthy, degraded, unhealthy,
-                                unreachable or pending)
-  workers approve WORKER_ID     Approve a pending worker; its agent then connects
-  workers delete WORKER_ID      Delete a worker and revoke its certificates
-  stacks validate --file PATH   Check a stack definition file (YAML) without storing it: prints
-                                "valid" and any warnings, or each error as
-                                LINE:COLUMN PATH [CATEGORY] MESSAGE (exit 1)
-  stacks create --file PATH     Create a stack from a definition file; it starts as a draft
-  stacks list                   List the stacks
-  stacks get STACK_ID           Show a stack
-  stacks update STACK_ID --file PATH
-                                Store a new revision of the stack's definition (the name stays);
-                                "stacks deploy" applies it
-  stacks deploy STACK_ID [--wait]
-                                Start a job that applies the stack's current revision; with
-                                --wait, wait for it to end (exit 1 unless it succeeded)
-  stacks delete STACK_ID [--wait]
-                                Start a job that removes the stack from its node, then the stack
-  stacks health STACK_ID        The health of the stack's services on its node
-  jobs list [--status STATE] [--stack STACK_ID] [--type TYPE]
-                                List the jobs, newest first (STATE: queued, dispatched, running,
-                                cancelling, succeeded, failed or cancelled; TYPE: provision or
-                                destroy)
-  jobs get JOB_ID               Show a job and its services' results
-  jobs logs JOB_ID [--follow]   Print a job's output; with --follow, until the job has ended
-  jobs cancel JOB_ID            Cancel a job (a running one stops when its agent confirms)
-  jobs cleanup JOB_ID           End an unfinished job as failed at once and revert its node to the
-                                last good state
-  drift get STACK_ID            The differences between the stack's definition and its node
-  drift ignore STACK_ID RESOURCE [RESOURCE...]
-                                Ignore drift of these services; no deploy touches them any more
-  drift unignore STACK_ID RESOURCE [RESOURCE...]
-                                Stop ignoring them
-  drift resolve STACK_ID [--wait]
-                                Start a job that brings the node back to the definition
-
-Global options:
-  --server URL            Base URL of the service (env STACKCTL_SERVER, default ${DEFAULT_SERVER})
-  --client-id ID          OAuth client id (env STACKCTL_CLIENT_ID)
-  --client-secret SECRET  OAuth client secret (env STACKCTL_CLIENT_SECRET; prefer the environment:
-                          other users of the machine can see command lines)
-  --json                  Print the service's JSON instead of text
-  -h, --help              Show this help
-
-Options of the commands above:
-  --file PATH             A stack definition file, at most 1 MiB
-  --wait                  Wait for the job to end, then print it
-  --follow                Keep printing new lines until the job has ended
-
-Exit status: 0 done; 1 the service or the network failed, a definition file is not valid, or a
-job waited for did not succeed; 2 the command line is wrong.
-`;
 
 /** The environment variables stackctl reads (main.ts passes them in). */
 export interface CliEnv {
   STACKCTL_SERVER?: string;
   STACKCTL_CLIENT_ID?: string;
   STACKCTL_CLIENT_SECRET?: string;
+  /** The join token of `tunnel install-command` when no --token-file is given. */
+  STACKCTL_JOIN_TOKEN?: string;
 }
 
 export interface Connection {
@@ -126,16 +58,23 @@ export type Command =
   | { name: 'drift get'; stackId: string }
   | { name: 'drift ignore'; stackId: string; resources: string[] }
   | { name: 'drift unignore'; stackId: string; resources: string[] }
-  | { name: 'drift resolve'; stackId: string; wait: boolean };
+  | { name: 'drift resolve'; stackId: string; wait: boolean }
+  | { name: 'tunnel status' }
+  | { name: 'tunnel start' }
+  | { name: 'tunnel stop' }
+  | { name: 'tunnel registry-url' }
+  | { name: 'tunnel topology' }
+  | { name: 'tunnel subdomains' }
+  | { name: 'tunnel services'; baseId: string }
+  | { name: 'tunnel validate-url'; url: string; save: boolean }
+  | { name: 'tunnel install-command'; token: JoinTokenSource };
 
-/** A stack definition file as read from disk, before anything is sent. */
-export interface DefinitionFile {
-  path: string;
-  data: Uint8Array;
-}
-
-/** The largest definition file stackctl sends: the service reads no larger request body. */
-export const MAX_DEFINITION_BYTES = 1024 * 1024;
+/**
+ * Where `tunnel install-command` reads the join token: a file, standard input or the environment,
+ * never an argument, which every user of the machine can read in the process list.
+ */
+export type JoinTokenSource =
+  { from: 'file'; path: string } | { from: 'stdin' } | { from: 'env'; value: string };
 
 export type Invocation =
   { help: true } | { help: false; command: Command; json: boolean; connection: Connection };
@@ -158,6 +97,8 @@ const OPTIONS = {
   follow: { type: 'boolean' },
   stack: { type: 'string' },
   type: { type: 'string' },
+  'token-file': { type: 'string' },
+  'no-save': { type: 'boolean' },
 } as const;
 
 const COMMAND_OPTIONS = [
@@ -173,6 +114,8 @@ const COMMAND_OPTIONS = [
   'follow',
   'stack',
   'type',
+  'token-file',
+  'no-save',
 ] as const;
 type CommandOption = (typeof COMMAND_OPTIONS)[number];
 
@@ -214,7 +157,18 @@ const COMMANDS: Record<Command['name'], CommandSpec> = {
   'drift ignore': { options: [], args: ['STACK_ID', 'RESOURCE'], repeats: true },
   'drift unignore': { options: [], args: ['STACK_ID', 'RESOURCE'], repeats: true },
   'drift resolve': { options: ['wait'], args: ['STACK_ID'] },
+  'tunnel status': { options: [], args: [] },
+  'tunnel start': { options: [], args: [] },
+  'tunnel stop': { options: [], args: [] },
+  'tunnel registry-url': { options: [], args: [] },
+  'tunnel topology': { options: [], args: [] },
+  'tunnel subdomains': { options: [], args: [] },
+  'tunnel services': { options: [], args: ['BASE_ID'] },
+  'tunnel validate-url': { options: ['no-save'], args: ['URL'] },
+  'tunnel install-command': { options: ['token-file'], args: [] },
 };
+
+const TOKEN_WAYS = '--token-file FILE, --token-file - (standard input) or STACKCTL_JOIN_TOKEN';
 
 const isCommandName = (name: string): name is Command['name'] => Object.hasOwn(COMMANDS, name);
 
@@ -257,9 +211,14 @@ export function parseInvocation(argv: string[], env: CliEnv): Invocation {
     throw new UsageError(`"${name}" needs ${spec.args.join(' ')}${more}.`);
   }
   if (rest.length > spec.args.length && !spec.repeats)
-    throw new UsageError(`unexpected argument "${rest[spec.args.length]}".`);
+    throw new UsageError(
+      name === 'tunnel install-command'
+        ? // Not echoed: it is most likely the token itself.
+          `"${name}" takes no argument: give the join token by ${TOKEN_WAYS}, not on the command line, where other users of the machine can read it.`
+        : `unexpected argument "${rest[spec.args.length]}".`,
+    );
 
-  const command = buildCommand(name, values, rest);
+  const command = buildCommand(name, values, rest, env);
   return { help: false, command, json: values.json ?? false, connection: connectionOf(values, env) };
 }
 
@@ -269,7 +228,7 @@ function parse(argv: string[]) {
 
 type Values = ReturnType<typeof parse>['values'];
 
-function buildCommand(name: Command['name'], values: Values, args: string[]): Command {
+function buildCommand(name: Command['name'], values: Values, args: string[], env: CliEnv): Command {
   switch (name) {
     case 'clients create': {
       if (values.name === undefined) throw new UsageError('"clients create" needs --name NAME.');
@@ -330,53 +289,32 @@ function buildCommand(name: Command['name'], values: Values, args: string[]): Co
     case 'drift ignore':
     case 'drift unignore':
       return { name, stackId: args[0], resources: args.slice(1) };
+    case 'tunnel status':
+    case 'tunnel start':
+    case 'tunnel stop':
+    case 'tunnel registry-url':
+    case 'tunnel topology':
+    case 'tunnel subdomains':
+      return { name };
+    case 'tunnel services':
+      return { name, baseId: args[0] };
+    case 'tunnel validate-url':
+      return { name, url: args[0], save: !(values['no-save'] ?? false) };
+    case 'tunnel install-command':
+      return { name, token: joinTokenSource(values['token-file'], env.STACKCTL_JOIN_TOKEN) };
   }
 }
 
-/**
- * The definition file `--file` names, read before anything is sent: a missing option, a file that
- * cannot be read or one larger than the service accepts is a command line error. Read in bounded
- * chunks, so a pipe (`--file <(...)`) works and a huge file is not read whole.
- */
-function readDefinition(command: string, path: string | undefined): DefinitionFile {
-  if (path === undefined || path === '') throw new UsageError(`"${command}" needs --file PATH.`);
-  const shown = JSON.stringify(path);
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    throw new UsageError(`cannot read --file ${shown}: ${describeFsError(err)}.`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(64 * 1024);
-      const read = readSync(fd, chunk, 0, chunk.length, null);
-      if (read === 0) break;
-      chunks.push(chunk.subarray(0, read));
-      size += read;
-      if (size > MAX_DEFINITION_BYTES)
-        throw new UsageError(
-          `--file ${shown} is larger than 1 MiB (${MAX_DEFINITION_BYTES} bytes), the most the service accepts.`,
-        );
-    }
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`cannot read --file ${shown}: ${describeFsError(err)}.`);
-  } finally {
-    closeSync(fd);
-  }
-  return { path, data: Buffer.concat(chunks, size) };
-}
-
-/** A file system error without the path Node puts in its message: "no such file or directory". */
-function describeFsError(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const reason = /^[A-Z]+: ([^,]+)/.exec(err.message)?.[1];
-  const code = (err as Error & { code?: unknown }).code;
-  if (reason !== undefined) return reason;
-  return typeof code === 'string' ? code : err.message;
+/** The one place the join token comes from; giving it two ways is a mistake worth stopping at. */
+function joinTokenSource(file: string | undefined, fromEnv: string | undefined): JoinTokenSource {
+  const env = fromEnv === '' ? undefined : fromEnv;
+  if (file !== undefined && env !== undefined)
+    throw new UsageError('give the join token one way: --token-file or STACKCTL_JOIN_TOKEN, not both.');
+  if (file === '') throw new UsageError('--token-file needs a file name, or "-" for standard input.');
+  if (file === '-') return { from: 'stdin' };
+  if (file !== undefined) return { from: 'file', path: file };
+  if (env !== undefined) return { from: 'env', value: env };
+  throw new UsageError(`"tunnel install-command" needs the join token: ${TOKEN_WAYS}.`);
 }
 
 /** `--label KEY=VALUE` options as an object; the service judges the keys and values. */

@@ -4,10 +4,11 @@
  * code. Usage: `stackctl --help`.
  */
 import { ApiClient } from './api.js';
-import { parseInvocation, USAGE, type CliEnv } from './args.js';
+import { parseInvocation, type CliEnv } from './args.js';
 import { execute } from './commands/index.js';
 import { CliError, EXIT_FAILURE } from './errors.js';
 import { clean } from './output.js';
+import { USAGE } from './usage.js';
 
 /** Runs one command line; resolves to the exit status. */
 async function run(argv: string[], env: CliEnv): Promise<number> {
@@ -32,10 +33,11 @@ async function run(argv: string[], env: CliEnv): Promise<number> {
 
 // The one place stackctl reads the environment (the service's own rule, that only src/server/config reads
 // process.env, is about server code; the CLI is a separate program).
-const { STACKCTL_SERVER, STACKCTL_CLIENT_ID, STACKCTL_CLIENT_SECRET } = process.env;
+const { STACKCTL_SERVER, STACKCTL_CLIENT_ID, STACKCTL_CLIENT_SECRET, STACKCTL_JOIN_TOKEN } = process.env;
 // exitCode, not exit(): output written to a pipe is flushed before the process ends.
 process.exitCode = await run(process.argv.slice(2), {
   STACKCTL_SERVER,
   STACKCTL_CLIENT_ID,
   STACKCTL_CLIENT_SECRET,
+  STACKCTL_JOIN_TOKEN,
 });

@@ -1,63 +1,28 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from '../support/agent-process.js';
 import { ADMIN, eventually, startTestApp, type TestApp } from '../support/app.js';
+import {
+  AGENT,
+  CLI,
+  type CliRun,
+  jsonOf,
+  requireBuilt,
+  startStackctl as startCli,
+} from '../support/stackctl.js';
 import { freePort, HTTP_SERVICE, httpGet } from '../support/stacks.js';
-
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-const AGENT = fileURLToPath(new URL('../../dist/agent/main.js', import.meta.url));
 
 /** The agent's own secret, which a stack's `${NAME}` reference resolves on the node. */
 const NODE_SECRET = 'n0de-s3cret-for-the-cli-test';
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * The built stackctl with exactly `env` (plus PATH), started: what it wrote to stderr so far, and its
- * run when it ends. The credentials and secrets never show.
- */
-function startStackctl(
-  args: string[],
-  env: Record<string, string> = {},
-): { stderrSoFar: () => string; done: Promise<CliRun> } {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const done = new Promise<CliRun>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  }).then((run) => {
-    expect(run.stdout + run.stderr).not.toContain(ADMIN.secret);
-    expect(run.stdout + run.stderr).not.toContain(NODE_SECRET);
-    // Whatever the service sent, no raw control character reaches the terminal.
-    expect(run.stdout + run.stderr).not.toMatch(/[^\P{Cc}\n]/u);
-    return run;
-  });
-  return { stderrSoFar: () => stderr, done };
-}
+/** stackctl started; the node's secret never shows either. */
+const startStackctl = (args: string[], env: Record<string, string> = {}) =>
+  startCli(args, env, { secrets: [NODE_SECRET] });
 
 const stackctl = (args: string[], env: Record<string, string> = {}): Promise<CliRun> =>
   startStackctl(args, env).done;
-
-/** The JSON stackctl printed, after checking it succeeded. */
-function jsonOf<T>(run: CliRun): T {
-  expect(run.stderr).toBe('');
-  expect(run.code).toBe(0);
-  return JSON.parse(run.stdout) as T;
-}
 
 /** stdout of a run that must succeed. */
 function ok(run: CliRun): string {
@@ -149,8 +114,7 @@ describe('stackctl stacks, jobs and drift against the running service and a real
   const cli = (...args: string[]) => stackctl(args, env);
 
   beforeAll(async () => {
-    for (const program of [CLI, AGENT])
-      if (!existsSync(program)) throw new Error(`${program} is missing: run npm run build first`);
+    requireBuilt([CLI, AGENT]);
     dir = mkdtempSync(join(tmpdir(), 'stackctl-'));
     t = await startTestApp({
       env: {

@@ -1,41 +1,8 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from '../support/agent-process.js';
 import { ADMIN, eventually, startTestApp, type TestApp } from '../support/app.js';
 import { freePort } from '../support/service-process.js';
-
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-const AGENT = fileURLToPath(new URL('../../dist/agent/main.js', import.meta.url));
-
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs the built stackctl with exactly `env` (plus PATH), so no STACKCTL_* variable of the shell
- * running the tests leaks in. Asynchronous: the service answering it runs in this process.
- */
-async function stackctl(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
-  const run = await new Promise<CliRun>((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-  // Whatever the command, the credentials it was given never show.
-  expect(run.stdout + run.stderr).not.toContain(ADMIN.secret);
-  return run;
-}
+import { AGENT, CLI, jsonOf, requireBuilt, stackctl } from '../support/stackctl.js';
 
 interface ClientJson {
   client_id: string;
@@ -81,13 +48,6 @@ interface WorkerJson {
 const TOKEN_FORMAT = /^sojt_[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{43}$/;
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The JSON stackctl printed, after checking it succeeded. */
-function jsonOf<T>(run: CliRun): T {
-  expect(run.stderr).toBe('');
-  expect(run.code).toBe(0);
-  return JSON.parse(run.stdout) as T;
-}
-
 /** `client_id:` and `client_secret:` lines of `clients create`'s text output. */
 function createdCredentials(stdout: string): { clientId: string; secret: string } {
   const clientId = /^client_id:\s+(\S+)$/m.exec(stdout)?.[1];
@@ -111,8 +71,7 @@ describe('stackctl, the operator CLI, against the running service', () => {
   const agents: AgentProcess[] = [];
 
   beforeAll(async () => {
-    for (const program of [CLI, AGENT])
-      if (!existsSync(program)) throw new Error(`${program} is missing: run npm run build first`);
+    requireBuilt([CLI, AGENT]);
     t = await startTestApp({
       // Quick heartbeats; and a busy test machine's CPU does not make the test's agents degraded.
       env: { HEARTBEAT_INTERVAL: '500ms', WORKER_DEGRADED_PERCENT: '100', WORKER_UNHEALTHY_PERCENT: '100' },

@@ -7,6 +7,7 @@ import { runWorkers } from './workers.js';
 import { runStacks } from './stacks.js';
 import { runJobs } from './jobs.js';
 import { runDrift } from './drift.js';
+import { runTunnel } from './tunnel.js';
 
 type Resource = Command['name'] extends `${infer R} ${string}` ? R : never;
 
@@ -24,6 +25,7 @@ export async function execute(api: ApiClient, command: Command, json: boolean): 
   if (isOf(command, 'stacks')) return runStacks(api, command, json);
   if (isOf(command, 'jobs')) return runJobs(api, command, json);
   if (isOf(command, 'drift')) return runDrift(api, command, json);
+  if (isOf(command, 'tunnel')) return runTunnel(api, command, json);
   // Every resource is handled above: a new one fails to compile here until it is.
   const unhandled: never = command;
   throw new Error(`no handler for ${(unhandled as Command).name}`);

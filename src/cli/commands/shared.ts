@@ -1,7 +1,7 @@
 // What the resource commands share: the paths, and the printing and polling helpers.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from '../api.js';
-import type { DefinitionFile } from '../args.js';
+import type { DefinitionFile } from '../definition-file.js';
 import { CliError } from '../errors.js';
 import { clean, printJson, table } from '../output.js';
 
@@ -14,6 +14,7 @@ export const WORKERS = 'api/v1/orchestrator/workers';
 export const STACKS = 'api/v1/orchestrator/stacks';
 export const JOBS = 'api/v1/orchestrator/jobs';
 export const VALIDATE = 'api/v1/orchestrator/unifier/validate';
+export const TUNNEL = 'api/v1/tunnel';
 
 /** How often --wait and --follow ask the service again. */
 export const POLL_INTERVAL_MS = 500;

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { JobView, StackHealthView, WorkerView } from '../../contracts/api/index.js';
-import { isJob, isStackHealth, isWorker } from './views.js';
+import type {
+  JobView,
+  StackHealthView,
+  Topology,
+  TunnelStatus,
+  UrlValidation,
+  WorkerView,
+} from '../../contracts/api/index.js';
+import { isJob, isStackHealth, isTopology, isTunnelStatus, isUrlValidation, isWorker } from './views.js';
 
 // Answers typed with the service's contract, so these examples change when the contract does.
 const job: JobView = {
@@ -71,5 +78,53 @@ describe('stackctl answer guards', () => {
     const withCheck = { url: 'http://127.0.0.1/', status_code: 200, latency_ms: 3 };
     expect(isStackHealth({ ...health, services: [{ ...checked, health_check: withCheck }] })).toBe(true);
     expect(isStackHealth({ ...health, services: [{ ...checked, health_check: { url: 'x' } }] })).toBe(false);
+  });
+});
+
+describe('stackctl tunnel answer guards', () => {
+  const status: TunnelStatus = {
+    state: 'running',
+    provider: 'ssh',
+    public_url: 'https://tunnel.example.com',
+    agent_endpoint: 'relay.example.com:5263',
+    started_at: '2026-01-01T00:00:00.000Z',
+    last_error: null,
+  };
+  const topology: Topology = {
+    environment: { kind: 'vm', evidence: ['/sys/hypervisor/type is not empty'] },
+    has_nat: true,
+    local_ips: ['10.0.0.5', '127.0.0.1'],
+    public_ip: '203.0.113.7',
+    default_gateway: '10.0.0.1',
+    private_subnet: '10.0.0.0/24',
+    recommended_mode: 'tunnel',
+    reason: 'behind NAT',
+  };
+  const validation: UrlValidation = {
+    url: null,
+    valid: false,
+    reachable: false,
+    checks: [{ name: 'present', ok: false, detail: 'no URL was given' }],
+  };
+
+  it('accept the contract, and states or kinds a newer service adds', () => {
+    expect(isTunnelStatus(status)).toBe(true);
+    expect(isTunnelStatus({ ...status, state: 'draining' })).toBe(true);
+    expect(isTopology(topology)).toBe(true);
+    expect(isTopology({ ...topology, public_ip: null, environment: { kind: 'wasm', evidence: [] } })).toBe(
+      true,
+    );
+    expect(isUrlValidation(validation)).toBe(true);
+  });
+
+  it('refuse a missing or mistyped field', () => {
+    const { last_error: _, ...noError } = status;
+    expect(isTunnelStatus(noError)).toBe(false);
+    expect(isTunnelStatus({ ...status, started_at: 0 })).toBe(false);
+    expect(isTopology({ ...topology, has_nat: 'yes' })).toBe(false);
+    expect(isTopology({ ...topology, environment: { kind: 'vm' } })).toBe(false);
+    expect(isUrlValidation({ ...validation, checks: [{ name: 'present', ok: 'no', detail: '' }] })).toBe(
+      false,
+    );
   });
 });

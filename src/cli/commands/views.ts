@@ -230,3 +230,59 @@ export const isDrift = shape<Drift>({
 });
 
 export const isDriftResolve = shape<Read<api.DriftResolve>>({ job_id: isString, job: isJob });
+
+export type TunnelStatus = Read<api.TunnelStatus>;
+export const isTunnelStatus = shape<TunnelStatus>({
+  state: isString,
+  provider: isString,
+  public_url: nullable(isString),
+  agent_endpoint: nullable(isString),
+  started_at: nullable(isString),
+  last_error: nullable(isString),
+});
+
+export const isRegistryUrl = shape<Read<api.RegistryUrl>>({ url: isString, source: isString });
+
+export const isTopology = shape<Read<api.Topology>>({
+  environment: shape<Read<api.TopologyEnvironment>>({ kind: isString, evidence: isStrings }),
+  has_nat: isBoolean,
+  local_ips: isStrings,
+  public_ip: nullable(isString),
+  default_gateway: nullable(isString),
+  private_subnet: nullable(isString),
+  recommended_mode: isString,
+  reason: isString,
+});
+
+export const isSubdomainList = shape<Read<api.TunnelSubdomainList>>({
+  subdomains: arrayOf(
+    shape<Read<api.TunnelSubdomain>>({
+      base_id: isString,
+      subdomain: isString,
+      url: isString,
+      created_at: isString,
+    }),
+  ),
+});
+
+export const isSubdomainServices = shape<Read<api.TunnelSubdomainServices>>({
+  base_id: isString,
+  services: arrayOf(
+    shape<Read<api.TunnelService>>({ name: isString, subdomain: isString, url: isString, target: isString }),
+  ),
+});
+
+export const isUrlValidation = shape<Read<api.UrlValidation>>({
+  url: nullable(isString),
+  valid: isBoolean,
+  reachable: isBoolean,
+  checks: arrayOf(shape<Read<api.UrlCheck>>({ name: isString, ok: isBoolean, detail: isString })),
+});
+
+export const isInstallCommand = shape<Read<api.InstallCommand>>({
+  linux: isString,
+  windows: isString,
+  registry_url: isString,
+  ca_fingerprint: isString,
+  expires_at: isString,
+});
