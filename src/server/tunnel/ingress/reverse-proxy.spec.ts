@@ -199,8 +199,8 @@ describe('IngressProxy.handle', () => {
       'expect',
     ])
       expect(seen, name).not.toHaveProperty(name);
-    // Node's client adds its own Connection for the hop to the service.
-    expect(seen.connection).toBe('close');
+    // Node's client sets its own Connection for the hop to the service: keep-alive, the pool's.
+    expect(seen.connection).toBe('keep-alive');
     expect(seen['x-kept']).toBe('yes');
     for (const name of ['x-up-secret', 'keep-alive', 'proxy-authenticate', 'trailer', 'upgrade'])
       expect(got.headers, name).not.toHaveProperty(name);

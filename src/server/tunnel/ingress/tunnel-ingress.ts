@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppConfig } from '../../config/config.js';
@@ -16,7 +16,7 @@ const CACHE_MAX = 10_000;
  * parsers, limits and headers never touch proxied traffic.
  */
 @Injectable()
-export class TunnelIngress {
+export class TunnelIngress implements OnModuleDestroy {
   private readonly logger = new Logger('tunnel');
   private readonly cache = new Map<string, { target: IngressTarget | undefined; at: number }>();
   private readonly proxy: IngressProxy;
@@ -29,6 +29,10 @@ export class TunnelIngress {
       resolve: (host) => this.resolve(host),
       logger: { warn: (fields, msg) => this.logger.warn(fields, msg) },
     });
+  }
+
+  onModuleDestroy(): void {
+    this.proxy.close();
   }
 
   /** Wraps the server's request listener and takes its upgrade events. */
