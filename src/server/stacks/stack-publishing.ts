@@ -37,6 +37,11 @@ export interface StackPublisher {
 export class StackPublishing {
   private readonly logger = new Logger('stacks');
   private publisher: StackPublisher | undefined;
+  /**
+   * The public services of each revision seen, by `<stack id>@<revision>`: revisions never change,
+   * so a redeploy (the common case, and drift's resolve) costs no definition read.
+   */
+  private readonly publicOf = new Map<string, ServiceDefinition[]>();
 
   constructor(private readonly repository: StacksRepository) {}
 
@@ -54,9 +59,12 @@ export class StackPublishing {
     try {
       if (job.type === 'destroy') await this.publisher.destroyed(ref, job.createdBy);
       else if (job.type === 'provision' && job.workerId) {
-        const revision = await this.repository.revision(stack.id, job.revision);
-        if (revision)
-          await this.publisher.deployed(ref, revision.definition.services, job.workerId, job.createdBy);
+        const services = await this.publicServices(stack.id, job.revision);
+        if (services === undefined) return;
+        // The same revision deployed again without public services: its last successful deploy
+        // already left nothing published, so there is nothing to look up or remove.
+        if (services.length === 0 && stack.deployedRevision === job.revision) return;
+        await this.publisher.deployed(ref, services, job.workerId, job.createdBy);
       }
     } catch (err) {
       this.logger.error(
@@ -64,5 +72,18 @@ export class StackPublishing {
         'publishing the stack services failed; the next successful deploy publishes them again',
       );
     }
+  }
+
+  private async publicServices(stackId: string, revision: number): Promise<ServiceDefinition[] | undefined> {
+    const key = `${stackId}@${revision}`;
+    const known = this.publicOf.get(key);
+    if (known) return known;
+    const stored = await this.repository.revision(stackId, revision);
+    if (!stored) return undefined;
+    // `public` is absent (not null) in a revision stored before the key existed.
+    const services = stored.definition.services.filter((s) => !!s.public);
+    if (this.publicOf.size >= 10_000) this.publicOf.clear();
+    this.publicOf.set(key, services);
+    return services;
   }
 }
