@@ -65,7 +65,7 @@ async function publish(databaseUrl, upstreamPort) {
     await client.query(
       `INSERT INTO tunnel_services (subdomain, base_id, owner, stack_id, service, target_host, target_port)
        VALUES ($1, 'b1', 'default', $2, 'web', '127.0.0.1', $3)`,
-      [SERVICE_HOST, stackId, upstreamPort],
+      [`web-shop.b1`, stackId, upstreamPort],
     );
   } finally {
     await client.end();
