@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { relayTunnel, startRelay, type Relay } from '../support/relay.js';
@@ -182,5 +183,39 @@ describe('tunnel API without a usable configuration', () => {
     expect(res.body.detail).toMatch(/TUNNEL_SSH_KEY_FILE/);
     const status = await t.http.get('/api/v1/tunnel/status').set('Authorization', await t.adminAuth());
     expect(status.body.state).toBe('stopped');
+  });
+});
+
+// cloudflared cannot be installed here: a stand-in prints what it prints (test/fixtures).
+describe('tunnel API with the cloudflared provider (a stand-in for the program)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({
+      env: {
+        TUNNEL_PROVIDER: 'cloudflared',
+        TUNNEL_CLOUDFLARED_BIN: fileURLToPath(new URL('../fixtures/fake-cloudflared.mjs', import.meta.url)),
+        // The stand-in runs under `env node`; the service hands cloudflared its own PATH.
+        PATH: process.env.PATH ?? '',
+      },
+    });
+  });
+  afterAll(() => t.close());
+
+  it('start runs a quick tunnel and answers its URL; stop ends it', async () => {
+    const res = await t.http
+      .post('/api/v1/tunnel/start')
+      .set('Authorization', await t.adminAuth())
+      .expect(200);
+    expect(res.body).toMatchObject({ state: 'running', provider: 'cloudflared', agent_endpoint: null });
+    expect(res.body.public_url).toMatch(/^https:\/\/[a-z]+(-[a-z]+){3}\.trycloudflare\.com$/);
+    const registry = await t.http
+      .get('/api/v1/tunnel/registry-url')
+      .set('Authorization', await t.adminAuth());
+    expect(registry.body).toEqual({ url: res.body.public_url, source: 'tunnel' });
+    const stopped = await t.http
+      .post('/api/v1/tunnel/stop')
+      .set('Authorization', await t.adminAuth())
+      .expect(200);
+    expect(stopped.body).toMatchObject({ state: 'stopped', provider: 'cloudflared', public_url: null });
   });
 });
