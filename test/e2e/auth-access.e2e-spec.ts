@@ -71,7 +71,9 @@ describe('access control', () => {
       const missing = await t.http[method](path).send({ log_level: 'info' });
       expect(missing.status).toBe(401);
       expect(missing.body.code).toBe('unauthorized');
-      expect(missing.headers['www-authenticate']).toBe('Bearer realm="stack-orchestrator"');
+      expect(missing.headers['www-authenticate']).toBe(
+        'Bearer realm="stack-orchestrator", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"',
+      );
 
       const weak = await t.http[method](path)
         .set('Authorization', await tokenWith(weakScope))

@@ -432,7 +432,9 @@ describe('OAuth token endpoint and access tokens', () => {
 
     it('no token at all: 401 with a bare Bearer challenge', async () => {
       const res = await t.http.get('/api/v1/auth/validate').expect(401);
-      expect(res.headers['www-authenticate']).toBe('Bearer realm="stack-orchestrator"');
+      expect(res.headers['www-authenticate']).toBe(
+        `Bearer realm="stack-orchestrator", resource_metadata="${ISSUER}/.well-known/oauth-protected-resource"`,
+      );
       const basic = await t.http.get('/api/v1/auth/validate').set('Authorization', 'Basic YTpi').expect(401);
       expect(basic.body.code).toBe('unauthorized');
     });

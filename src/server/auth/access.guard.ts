@@ -17,6 +17,8 @@ import {
 import { TokenRejected } from './jwt.strategy.js';
 import { RateLimitsService } from './rate-limits.service.js';
 import { hasScope, type Scope } from './scopes.js';
+import { AppConfig } from '../config/config.js';
+import { RESOURCE_METADATA_PATH } from './oauth-metadata.js';
 
 /**
  * The global guard: every route is closed unless it is @Public() or declares its scopes with
@@ -26,12 +28,15 @@ import { hasScope, type Scope } from './scopes.js';
 @Injectable()
 export class AccessGuard extends AuthGuard('jwt') {
   private readonly logger = new Logger('auth');
+  private readonly resourceMetadata: string;
 
   constructor(
     private readonly reflector: Reflector,
     private readonly limits: RateLimitsService,
+    config: AppConfig,
   ) {
     super();
+    this.resourceMetadata = `${config.publicUrl}${RESOURCE_METADATA_PATH}`;
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -98,16 +103,16 @@ export class AccessGuard extends AuthGuard('jwt') {
     // The database being down is an outage (503), not a bad token.
     if (isDatabaseUnavailable(reason)) throw reason;
     if (reason === undefined || (reason instanceof Error && reason.message === 'No auth token'))
-      throw missingToken();
-    if (reason instanceof TokenRejected) throw invalidToken(reason.message);
+      throw missingToken(this.resourceMetadata);
+    if (reason instanceof TokenRejected) throw invalidToken(reason.message, this.resourceMetadata);
     if (reason instanceof Error) {
       switch (reason.name) {
         case 'TokenExpiredError':
-          throw invalidToken('the token has expired');
+          throw invalidToken('the token has expired', this.resourceMetadata);
         case 'NotBeforeError':
-          throw invalidToken('the token is not valid yet');
+          throw invalidToken('the token is not valid yet', this.resourceMetadata);
         case 'JsonWebTokenError':
-          throw invalidToken(jwtReason(reason.message));
+          throw invalidToken(jwtReason(reason.message), this.resourceMetadata);
       }
     }
     // Whatever a client sends as a token is its problem, not ours: a 401 and a debug record, so a
@@ -116,7 +121,7 @@ export class AccessGuard extends AuthGuard('jwt') {
       { reason: reason instanceof Error ? `${reason.name}: ${reason.message}` : typeof reason },
       'token refused',
     );
-    throw invalidToken('verification failed');
+    throw invalidToken('verification failed', this.resourceMetadata);
   }
 }
 

@@ -25,13 +25,19 @@ export const tooManyAuthFailures = (retryAfterSeconds: number) =>
   });
 
 /** RFC 6750 errors of protected resources, as problems. */
-export const missingToken = () =>
+/** `resourceMetadata`: the RFC 9728 document's URL, which MCP clients follow to find the token endpoint. */
+const bearer = (resourceMetadata: string | undefined, rest = '') =>
+  `Bearer realm="${REALM}"${rest}${resourceMetadata ? `, resource_metadata="${resourceMetadata}"` : ''}`;
+export const missingToken = (resourceMetadata?: string) =>
   new AppError(401, 'unauthorized', 'Unauthorized', 'A Bearer access token is required.', undefined, {
-    'WWW-Authenticate': `Bearer realm="${REALM}"`,
+    'WWW-Authenticate': bearer(resourceMetadata),
   });
-export const invalidToken = (reason: string) =>
+export const invalidToken = (reason: string, resourceMetadata?: string) =>
   new AppError(401, 'unauthorized', 'Unauthorized', `The access token is not valid: ${reason}.`, undefined, {
-    'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token", error_description="${reason.replace(/"/g, "'")}"`,
+    'WWW-Authenticate': bearer(
+      resourceMetadata,
+      `, error="invalid_token", error_description="${reason.replace(/"/g, "'")}"`,
+    ),
   });
 export const insufficientScope = (scopes: string[]) =>
   new AppError(

@@ -4,6 +4,8 @@ import { Public } from './auth.decorators.js';
 import type { TokenResponse } from '../../contracts/api/oauth.js';
 import { AuthService, type TokenRequestBody } from './auth.service.js';
 import { SigningKeysService } from './signing-keys.service.js';
+import { AppConfig } from '../config/config.js';
+import { authorizationServerMetadata, protectedResourceMetadata } from './oauth-metadata.js';
 
 /** The OAuth 2.0 token endpoint and the published key set, at the service root. */
 @Controller()
@@ -12,6 +14,7 @@ export class OAuthController {
   constructor(
     private readonly auth: AuthService,
     private readonly keys: SigningKeysService,
+    private readonly config: AppConfig,
   ) {}
 
   @Post('oauth/token')
@@ -28,5 +31,19 @@ export class OAuthController {
   @Header('Cache-Control', 'public, max-age=60')
   jwks() {
     return this.keys.jwks();
+  }
+
+  /** RFC 8414, for clients (MCP ones among them) that discover the token endpoint. */
+  @Get('.well-known/oauth-authorization-server')
+  @Header('Cache-Control', 'public, max-age=300')
+  authorizationServer() {
+    return authorizationServerMetadata(this.config.publicUrl);
+  }
+
+  /** RFC 9728: named in every 401's WWW-Authenticate as resource_metadata. */
+  @Get('.well-known/oauth-protected-resource')
+  @Header('Cache-Control', 'public, max-age=300')
+  protectedResource() {
+    return protectedResourceMetadata(this.config.publicUrl);
   }
 }

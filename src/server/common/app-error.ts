@@ -39,3 +39,9 @@ export class ConflictError extends AppError {
     super(409, 'conflict', 'Conflict', detail);
   }
 }
+
+export class MethodNotAllowedError extends AppError {
+  constructor(detail: string, allow = 'POST') {
+    super(405, 'method_not_allowed', 'Method Not Allowed', detail, undefined, { Allow: allow });
+  }
+}

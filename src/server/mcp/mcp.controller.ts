@@ -1,0 +1,58 @@
+import { Body, Controller, Delete, Get, Post, Req, Res } from '@nestjs/common';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Request, Response } from 'express';
+import { Caller, RequireScopes } from '../auth/auth.decorators.js';
+import { hasScope } from '../auth/scopes.js';
+import { MethodNotAllowedError } from '../common/app-error.js';
+import { SERVICE_NAME, SERVICE_VERSION } from '../common/version.js';
+import { TunnelService } from '../tunnel/tunnel.service.js';
+import { registerTunnelTools } from './tunnel-tools.js';
+
+/**
+ * MCP over Streamable HTTP at /mcp, stateless: every POST carries a whole exchange and is served by
+ * a server built for that caller, so any replica answers any request and nothing is kept between
+ * them (no session to lose when a load balancer moves a client). Any valid token opens it; each
+ * tool checks the scope of the HTTP route it mirrors, and tools the token may not call are not listed.
+ */
+@Controller('mcp')
+export class McpController {
+  constructor(private readonly tunnel: TunnelService) {}
+
+  @Post()
+  @RequireScopes()
+  async post(
+    @Caller() caller: Caller,
+    @Req() req: Request,
+    @Res() res: Response,
+    @Body() body: unknown,
+  ): Promise<void> {
+    const server = new McpServer({ name: SERVICE_NAME, version: SERVICE_VERSION });
+    registerTunnelTools(server, this.tunnel, caller, (scope) => hasScope(caller.scopes, scope));
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  /** Stateless: there is no event stream to open and no session to end. */
+  @Get()
+  @RequireScopes()
+  stream(): never {
+    throw new MethodNotAllowedError(
+      'This MCP endpoint is stateless: POST each request; there is no event stream.',
+    );
+  }
+
+  @Delete()
+  @RequireScopes()
+  end(): never {
+    throw new MethodNotAllowedError('This MCP endpoint is stateless: there is no session to end.');
+  }
+}
