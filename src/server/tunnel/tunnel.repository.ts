@@ -142,15 +142,6 @@ export class TunnelRepository {
     );
   }
 
-  /** Bases of one owner, or of everyone when `owner` is undefined (an operator's view). */
-  async bases(owner: string | undefined): Promise<BaseRow[]> {
-    const rows = await this.dataSource.query<{ base_id: string; owner: string; created_at: Date }[]>(
-      `SELECT base_id, owner, created_at FROM tunnel_bases WHERE $1::text IS NULL OR owner = $1 ORDER BY created_at, base_id`,
-      [owner ?? null],
-    );
-    return rows.map((r) => ({ baseId: r.base_id, owner: r.owner, createdAt: new Date(r.created_at) }));
-  }
-
   async services(baseId: string): Promise<PublishedService[]> {
     return this.publishedWhere('base_id', baseId);
   }

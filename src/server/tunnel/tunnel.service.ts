@@ -69,9 +69,10 @@ export class TunnelService {
     return this.topologyService.detect();
   }
 
-  /** The caller's owner's base subdomains; every caller sees only their own owner's. */
+  /** The caller's owner's base subdomain (one per owner, once it published); never another owner's. */
   async subdomains(caller: Caller): Promise<TunnelSubdomainList> {
-    const bases = await this.repository.bases(caller.owner);
+    const base = await this.repository.baseOf(caller.owner);
+    const bases = base ? [base] : [];
     return {
       subdomains: bases.map((b) => {
         const host = this.hostOf(b.baseId);

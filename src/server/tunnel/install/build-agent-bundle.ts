@@ -118,7 +118,7 @@ export async function bundleAgent(outfile = BUNDLE_PATHS.outfile): Promise<strin
 
 /**
  * Runs a copy of the bundle in an empty directory (no node_modules, package.json or .proto) with
- * `args` and no environment but PATH.
+ * `args` and an empty environment (node is the running one, by path).
  */
 export function runBundleAlone(file: string, args: string[]): { status: number | null; output: string } {
   const dir = mkdtempSync(join(tmpdir(), 'stack-agent-bundle-'));
@@ -128,7 +128,7 @@ export function runBundleAlone(file: string, args: string[]): { status: number |
     const run = spawnSync(process.execPath, [copy, ...args], {
       cwd: dir,
       encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '' },
+      env: {},
       timeout: 30_000,
     });
     return { status: run.status, output: `${run.stdout}${run.stderr}` };

@@ -29,7 +29,7 @@ export interface CloudflaredProviderOptions {
   searchPath?: string;
   /**
    * The environment the service was started with, as its config read it (only src/server/config reads
-   * process.env): PATH and the few variables cloudflared inherits come from here.
+   * the environment): PATH and the few variables cloudflared inherits come from here.
    */
   parentEnv: Readonly<Record<string, string | undefined>>;
   /** Upper bound for the URL and the first registered connection; default 30 s. */

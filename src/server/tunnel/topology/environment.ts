@@ -20,7 +20,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 export async function detectEnvironment(options: EnvironmentOptions = {}): Promise<Environment> {
   const probe = new Probe(options.root ?? '/');
-  // The service passes what its config read (only src/server/config reads process.env); none: no hints.
+  // The service passes what its config read (only src/server/config reads the environment); none: no hints.
   const env = options.env ?? {};
   const [kubernetes, container, vm] = await Promise.all([
     kubernetesSigns(probe, env),

@@ -1,3 +1,4 @@
+import { classifyAddress } from '../url-check/address-policy.js';
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 
 export type IpFamily = 'IPv4' | 'IPv6';
@@ -88,16 +89,11 @@ export function addressSet(addresses: readonly string[]): (address: string) => b
   };
 }
 
-// RFC 1918, the shared address space carriers use for their own NAT (RFC 6598), and IPv6 unique
-// local addresses (RFC 4193): addresses that the internet never routes to.
-const PRIVATE = new BlockList();
-PRIVATE.addSubnet('10.0.0.0', 8, 'ipv4');
-PRIVATE.addSubnet('172.16.0.0', 12, 'ipv4');
-PRIVATE.addSubnet('192.168.0.0', 16, 'ipv4');
-PRIVATE.addSubnet('100.64.0.0', 10, 'ipv4');
-PRIVATE.addSubnet('fc00::', 7, 'ipv6');
-
+/**
+ * RFC 1918, the carriers' shared NAT space (RFC 6598) and IPv6 unique local addresses: addresses
+ * the internet never routes to. The one table of address ranges is url-check's.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const family = familyOf(address);
-  return family !== null && PRIVATE.check(address.split('%')[0], family === 'IPv4' ? 'ipv4' : 'ipv6');
+  const categories = classifyAddress(address.split('%')[0])?.categories ?? [];
+  return categories.includes('private') || categories.includes('cgnat');
 }
