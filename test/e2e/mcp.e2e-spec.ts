@@ -15,6 +15,18 @@ const TUNNEL_TOOLS = [
   'validate_tunnel_url',
 ];
 
+/** The problem a tool error carries as its text. */
+interface ToolProblem {
+  status: number;
+  code: string;
+  detail: string;
+  errors?: unknown[];
+}
+function problemOf(result: Awaited<ReturnType<Client['callTool']>>): ToolProblem {
+  expect(result.isError).toBe(true);
+  return JSON.parse((result.content as { text: string }[])[0].text) as ToolProblem;
+}
+
 describe('MCP at /mcp (stateless Streamable HTTP)', () => {
   let t: TestApp;
   const clients: Client[] = [];
@@ -32,6 +44,8 @@ describe('MCP at /mcp (stateless Streamable HTTP)', () => {
       requestInit: { headers: { Authorization: `Bearer ${token}` } },
     });
     await client.connect(transport);
+    // Listing first makes the SDK client check every structured result against the tool's output schema.
+    await client.listTools();
     clients.push(client);
     return client;
   }
@@ -71,6 +85,8 @@ describe('MCP at /mcp (stateless Streamable HTTP)', () => {
     expect(names).not.toContain('validate_tunnel_url');
     const refused = await readOnly.callTool({ name: 'start_tunnel', arguments: {} });
     expect(refused.isError).toBe(true);
+    expect(problemOf(refused)).toMatchObject({ status: 403, code: 'forbidden' });
+    expect(problemOf(refused).detail).toContain('tunnel:write');
     const status = await t.http.get('/api/v1/tunnel/status').set('Authorization', await t.adminAuth());
     expect(status.body.state).toBe('stopped');
   });
@@ -88,10 +104,19 @@ describe('MCP at /mcp (stateless Streamable HTTP)', () => {
     });
     const bad = await client.callTool({ name: 'list_tunnel_subdomain_services', arguments: { base_id: 42 } });
     expect(bad.isError).toBe(true);
+    expect(problemOf(bad)).toMatchObject({ status: 422, code: 'validation_failed' });
+    expect(problemOf(bad).errors).toEqual([{ path: 'base_id', message: expect.any(String) }]);
+    // Arguments a tool does not take are refused, as an HTTP body with unknown fields is.
+    const extra = await client.callTool({ name: 'get_tunnel_status', arguments: { verbose: true } });
+    expect(problemOf(extra).errors).toEqual([
+      { path: '(arguments)', message: expect.stringContaining('verbose') },
+    ]);
+    const unknown = await client.callTool({ name: 'no_such_tool', arguments: {} });
+    expect(problemOf(unknown)).toMatchObject({ status: 404, code: 'not_found' });
     // The tunnel has no configuration here: start is refused in words, as over HTTP (409).
     const start = await client.callTool({ name: 'start_tunnel', arguments: {} });
     expect(start.isError).toBe(true);
-    expect(JSON.parse((start.content as { text: string }[])[0].text)).toMatchObject({ status: 409 });
+    expect(problemOf(start)).toMatchObject({ status: 409 });
   });
 
   it('needs a token: 401 without one; GET and DELETE are 405 on this stateless endpoint', async () => {

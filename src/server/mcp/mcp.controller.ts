@@ -1,13 +1,13 @@
-import { Body, Controller, Delete, Get, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Logger, Post, Req, Res } from '@nestjs/common';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Request, Response } from 'express';
 import { Caller, RequireScopes } from '../auth/auth.decorators.js';
-import { hasScope } from '../auth/scopes.js';
 import { MethodNotAllowedError } from '../common/app-error.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../common/version.js';
 import { TunnelService } from '../tunnel/tunnel.service.js';
-import { registerTunnelTools } from './tunnel-tools.js';
+import { ToolRegistry } from './tool.js';
+import { tunnelTools } from './tunnel-tools.js';
 
 /**
  * MCP over Streamable HTTP at /mcp, stateless: every POST carries a whole exchange and is served by
@@ -17,7 +17,11 @@ import { registerTunnelTools } from './tunnel-tools.js';
  */
 @Controller('mcp')
 export class McpController {
-  constructor(private readonly tunnel: TunnelService) {}
+  private readonly tools: ToolRegistry;
+
+  constructor(tunnel: TunnelService) {
+    this.tools = new ToolRegistry([...tunnelTools(tunnel)], new Logger('mcp'));
+  }
 
   @Post()
   @RequireScopes()
@@ -28,7 +32,7 @@ export class McpController {
     @Body() body: unknown,
   ): Promise<void> {
     const server = new McpServer({ name: SERVICE_NAME, version: SERVICE_VERSION });
-    registerTunnelTools(server, this.tunnel, caller, (scope) => hasScope(caller.scopes, scope));
+    this.tools.serve(server.server, caller);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
