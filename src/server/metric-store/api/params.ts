@@ -1,0 +1,109 @@
+/**
+ * Query parameters of the Prometheus HTTP API, parsed as Prometheus 2.42 parses them
+ * (web/api/v1/api.go: parseTime, parseDuration, query_range's checks), with its messages, so a
+ * client sees the same `bad_data` errors from us as from Prometheus.
+ */
+
+/** A parameter Prometheus would refuse: the API answers 400 `bad_data` with this message. */
+export class BadDataError extends Error {
+  override readonly name = 'BadDataError';
+}
+
+/** Prometheus's minTime and maxTime (math.MinInt64/2 and MaxInt64/2 nanoseconds, in ms), formatted. */
+export const MIN_TIME_MS = -9223372036854;
+export const MAX_TIME_MS = 9223372036854;
+const MIN_TIME_TEXT = '-292273086-05-16T16:47:06Z';
+const MAX_TIME_TEXT = '292277025-08-18T07:12:54.999999999Z';
+
+/** Prometheus caps a range query at this many steps. */
+export const MAX_POINTS_PER_SERIES = 11_000;
+
+const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+const DURATION = /^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$/;
+const UNIT_MS = [365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1];
+
+/** A time parameter: float seconds since the epoch (ms precision) or RFC 3339; milliseconds. */
+export function parseTime(text: string): number {
+  if (FLOAT.test(text)) {
+    const seconds = Number(text);
+    const whole = Math.trunc(seconds);
+    return whole * 1000 + Math.round((seconds - whole) * 1000);
+  }
+  const rfc = RFC3339.exec(text);
+  if (rfc !== null && validCalendar(rfc)) {
+    const ms = Date.parse(text.replace(/(\.\d{3})\d+/, '$1'));
+    if (!Number.isNaN(ms)) return ms;
+  }
+  if (text === MIN_TIME_TEXT) return MIN_TIME_MS;
+  if (text === MAX_TIME_TEXT) return MAX_TIME_MS;
+  throw new BadDataError(`cannot parse ${quote(text)} to a valid timestamp`);
+}
+
+function validCalendar(m: RegExpExecArray): boolean {
+  const [month, day, hour, minute, second] = [m[2], m[3], m[4], m[5], m[6]].map(Number);
+  const days = new Date(Date.UTC(Number(m[1]), month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && day >= 1 && day <= days && hour < 24 && minute < 60 && second < 60;
+}
+
+/** A duration parameter: float seconds or a Prometheus duration (`1h30m`, `5m`, `250ms`); ms. */
+export function parseDuration(text: string): number {
+  if (FLOAT.test(text)) {
+    const ms = Number(text) * 1000;
+    if (Math.abs(ms) * 1e6 > 9.223372036854776e18)
+      throw new BadDataError(`cannot parse ${quote(text)} to a valid duration. It overflows int64`);
+    return Math.trunc(ms * 1e6) / 1e6;
+  }
+  const match = text === '' ? null : DURATION.exec(text);
+  if (match === null) throw new BadDataError(`cannot parse ${quote(text)} to a valid duration`);
+  return match
+    .slice(1)
+    .reduce((sum, part, i) => sum + (part === undefined ? 0 : Number(part) * UNIT_MS[i]), 0);
+}
+
+/** Wraps a parameter's failure as Prometheus's invalidParamError does. */
+export function param<T>(name: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof BadDataError)
+      throw new BadDataError(`invalid parameter ${quote(name)}: ${err.message}`);
+    throw err;
+  }
+}
+
+export interface RangeParams {
+  start: number;
+  end: number;
+  step: number;
+}
+
+/** query_range's start, end and step, with Prometheus's order of checks and messages. */
+export function parseRange(form: Record<string, string | undefined>): RangeParams {
+  const start = param('start', () => parseTime(form.start ?? ''));
+  const end = param('end', () => parseTime(form.end ?? ''));
+  param('end', () => {
+    if (end < start) throw new BadDataError('end timestamp must not be before start time');
+  });
+  const step = param('step', () => {
+    const value = parseDuration(form.step ?? '');
+    if (value <= 0)
+      throw new BadDataError(
+        'zero or negative query resolution step widths are not accepted. Try a positive integer',
+      );
+    return value;
+  });
+  if (Math.floor((end - start) / step) > MAX_POINTS_PER_SERIES)
+    throw new BadDataError(
+      'exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)',
+    );
+  return { start, end, step };
+}
+
+/** An optional time parameter (`time` of an instant query): `now` when absent or empty. */
+export function parseOptionalTime(name: string, value: string | undefined, now: number): number {
+  return value === undefined || value === '' ? now : param(name, () => parseTime(value));
+}
+
+/** Go's %q for the ASCII text clients send: quotes and backslashes escaped. */
+const quote = (text: string): string => JSON.stringify(text);
