@@ -10,6 +10,7 @@ export type Scope =
   | 'tunnel:read'
   | 'tunnel:write'
   | 'metrics:read'
+  | 'metrics:write'
   | 'admin';
 
 export interface ClientView {

@@ -23,6 +23,7 @@ describe('scopes', () => {
       'tunnel:read',
       'tunnel:write',
       'metrics:read',
+      'metrics:write',
       'admin',
     ]) {
       expect(isScope(s)).toBe(true);

@@ -6,6 +6,7 @@ export const SCOPES = [
   'tunnel:read',
   'tunnel:write',
   'metrics:read',
+  'metrics:write',
   'admin',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
