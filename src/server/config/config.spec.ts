@@ -171,6 +171,45 @@ describe('tunnel settings', () => {
   });
 });
 
+describe('metric store settings', () => {
+  it('have the documented defaults', () => {
+    expect(new AppConfig({}).metrics).toEqual({
+      retentionMs: 15 * 86_400_000,
+      maxBytes: 0,
+      scrapeIntervalMs: 15_000,
+      outOfOrderWindowMs: 600_000,
+    });
+  });
+
+  it('parse durations and sizes', () => {
+    const config = new AppConfig({
+      METRICS_RETENTION: '3650d',
+      METRICS_MAX_BYTES: '2GiB',
+      METRICS_SCRAPE_INTERVAL: '5s',
+      METRICS_OOO_WINDOW: '0s',
+    });
+    expect(config.metrics).toEqual({
+      retentionMs: 3650 * 86_400_000,
+      maxBytes: 2 * 2 ** 30,
+      scrapeIntervalMs: 5000,
+      outOfOrderWindowMs: 0,
+    });
+    expect(new AppConfig({ METRICS_MAX_BYTES: '500MB' }).metrics.maxBytes).toBe(500_000_000);
+    expect(new AppConfig({ METRICS_MAX_BYTES: '1.5 kib' }).metrics.maxBytes).toBe(1536);
+  });
+
+  it.each([
+    ['METRICS_RETENTION', '3651d'],
+    ['METRICS_RETENTION', 'forever'],
+    ['METRICS_MAX_BYTES', '-1'],
+    ['METRICS_MAX_BYTES', '5 parsecs'],
+    ['METRICS_SCRAPE_INTERVAL', '10ms'],
+    ['METRICS_OOO_WINDOW', '2d'],
+  ])('%s=%s fails at boot, naming the variable', (name, value) => {
+    expect(() => new AppConfig({ [name]: value })).toThrow(new RegExp(`^invalid configuration: ${name} `));
+  });
+});
+
 describe('.env.example', () => {
   it('documents every variable the service reads', () => {
     const example = readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8');

@@ -6,6 +6,15 @@ import { VARIABLES } from './variables.js';
 
 export { LOG_LEVELS, VARIABLES, type HostPort, type LogLevel };
 
+/** The metric store's limits (docs/metrics.md). */
+export interface MetricStoreSettings {
+  retentionMs: number;
+  /** 0: no cap. */
+  maxBytes: number;
+  scrapeIntervalMs: number;
+  outOfOrderWindowMs: number;
+}
+
 /**
  * The tunnel's settings. Each set value is checked at boot; whether the chosen provider has all it
  * needs is checked when the tunnel starts, so an instance that never uses the tunnel needs none.
@@ -78,6 +87,7 @@ export class AppConfig {
   readonly authFailureAddressLimit: number;
   readonly authFailureWindowMs: number;
   readonly tunnel: TunnelSettings;
+  readonly metrics: MetricStoreSettings;
   /** Variables the platform sets (not ours), read for the topology's environment detection. */
   readonly platformHints: Readonly<Record<string, string | undefined>>;
   /** The environment as started, for child processes (cloudflared) that inherit a filtered part. */
@@ -140,6 +150,12 @@ export class AppConfig {
     this.platformHints = {
       KUBERNETES_SERVICE_HOST: values.KUBERNETES_SERVICE_HOST,
       container: values.container,
+    };
+    this.metrics = {
+      retentionMs: read('METRICS_RETENTION') ?? 0,
+      maxBytes: read('METRICS_MAX_BYTES') ?? 0,
+      scrapeIntervalMs: read('METRICS_SCRAPE_INTERVAL') ?? 0,
+      outOfOrderWindowMs: read('METRICS_OOO_WINDOW') ?? 0,
     };
     this.tunnel = {
       provider: read('TUNNEL_PROVIDER') ?? 'ssh',

@@ -58,6 +58,29 @@ export const logLevel = (value: string): LogLevel => {
 
 export const text = (value: string): string => value;
 
+const BYTE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
+
+/** A size in bytes: a bare number, or with a unit (`500MB`, `2GiB`); `0` means no limit. */
+export const byteSize = (value: string): number => {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = m ? BYTE_UNITS[m[2].toLowerCase()] : undefined;
+  if (!m || unit === undefined) throw new Error('must be a size such as 0 (no limit), 500MB or 2GiB');
+  const bytes = Math.round(Number(m[1]) * unit);
+  if (!Number.isSafeInteger(bytes)) throw new Error('is too large');
+  return bytes;
+};
+
 export const boolean = (value: string): boolean => {
   const v = value.toLowerCase();
   if (['true', '1', 'yes'].includes(v)) return true;

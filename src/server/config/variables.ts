@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import {
   boolean,
+  byteSize,
   domainName,
   duration,
   hostPortList,
@@ -229,5 +230,25 @@ export const VARIABLES = {
     default: 'cloudflared',
     description: 'The cloudflared executable (looked up on PATH)',
     parse: text,
+  },
+  METRICS_RETENTION: {
+    default: '15d',
+    description: 'How long the metric store keeps samples (up to 3650d); older ones are deleted',
+    parse: duration(3_600_000, 3650 * 86_400_000),
+  },
+  METRICS_MAX_BYTES: {
+    default: '0',
+    description: 'Size cap of the metric store on disk (500MB, 2GiB; 0: none); the oldest data goes first',
+    parse: byteSize,
+  },
+  METRICS_SCRAPE_INTERVAL: {
+    default: '15s',
+    description: 'How often each replica stores its own /metrics in the metric store',
+    parse: duration(1000, 3_600_000),
+  },
+  METRICS_OOO_WINDOW: {
+    default: '10m',
+    description: "Samples older than their series' newest by more than this are dropped and counted",
+    parse: duration(0, 86_400_000),
   },
 } satisfies Record<string, VariableSpec<unknown>>;
