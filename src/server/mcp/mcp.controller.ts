@@ -5,9 +5,16 @@ import type { Request, Response } from 'express';
 import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { MethodNotAllowedError } from '../common/app-error.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../common/version.js';
+import { OrchestratorHealthService } from '../health/orchestrator-health.service.js';
+import { SettingsService } from '../settings/settings.service.js';
+import { DefinitionService } from '../stacks/definition/definition.service.js';
 import { TunnelService } from '../tunnel/tunnel.service.js';
+import { ConnectivityService } from '../workers/connectivity.service.js';
+import { WorkersService } from '../workers/workers.service.js';
+import { orchestratorTools } from './orchestrator-tools.js';
 import { ToolRegistry } from './tool.js';
 import { tunnelTools } from './tunnel-tools.js';
+import { workerTools } from './worker-tools.js';
 
 /**
  * MCP over Streamable HTTP at /mcp, stateless: every POST carries a whole exchange and is served by
@@ -19,8 +26,22 @@ import { tunnelTools } from './tunnel-tools.js';
 export class McpController {
   private readonly tools: ToolRegistry;
 
-  constructor(tunnel: TunnelService) {
-    this.tools = new ToolRegistry([...tunnelTools(tunnel)], new Logger('mcp'));
+  constructor(
+    tunnel: TunnelService,
+    orchestrator: OrchestratorHealthService,
+    definitions: DefinitionService,
+    settings: SettingsService,
+    workers: WorkersService,
+    connectivity: ConnectivityService,
+  ) {
+    this.tools = new ToolRegistry(
+      [
+        ...tunnelTools(tunnel),
+        ...orchestratorTools(orchestrator, definitions, settings),
+        ...workerTools(workers, connectivity),
+      ],
+      new Logger('mcp'),
+    );
   }
 
   @Post()

@@ -1,7 +1,14 @@
 import { Module } from '@nestjs/common';
+import { HealthModule } from '../health/health.module.js';
+import { SettingsModule } from '../settings/settings.module.js';
+import { DefinitionModule } from '../stacks/definition/definition.module.js';
 import { TunnelModule } from '../tunnel/tunnel.module.js';
+import { WorkersModule } from '../workers/workers.module.js';
 import { McpController } from './mcp.controller.js';
 
 /** The MCP endpoint: each tool is a thin call into a feature service. */
-@Module({ imports: [TunnelModule], controllers: [McpController] })
+@Module({
+  imports: [TunnelModule, HealthModule, DefinitionModule, SettingsModule, WorkersModule],
+  controllers: [McpController],
+})
 export class McpModule {}

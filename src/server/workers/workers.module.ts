@@ -24,6 +24,6 @@ import { WorkersService } from './workers.service.js';
     ConnectivityService,
     ConnectivityRepository,
   ],
-  exports: [WorkersService, JoinTokensService],
+  exports: [WorkersService, JoinTokensService, ConnectivityService],
 })
 export class WorkersModule {}
