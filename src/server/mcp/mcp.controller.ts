@@ -5,7 +5,14 @@ import type { Request, Response } from 'express';
 import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { MethodNotAllowedError } from '../common/app-error.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../common/version.js';
+import { DriftService } from '../drift/drift.service.js';
+import { JobsService } from '../jobs/jobs.service.js';
+import { StacksService } from '../stacks/stacks.service.js';
 import { TunnelService } from '../tunnel/tunnel.service.js';
+import { jobTools } from './job-tools.js';
+import { servePrompts } from './prompts.js';
+import { serveResources } from './resources.js';
+import { stackTools } from './stack-tools.js';
 import { ToolRegistry } from './tool.js';
 import { tunnelTools } from './tunnel-tools.js';
 
@@ -17,10 +24,19 @@ import { tunnelTools } from './tunnel-tools.js';
  */
 @Controller('mcp')
 export class McpController {
+  private readonly log = new Logger('mcp');
   private readonly tools: ToolRegistry;
 
-  constructor(tunnel: TunnelService) {
-    this.tools = new ToolRegistry([...tunnelTools(tunnel)], new Logger('mcp'));
+  constructor(
+    tunnel: TunnelService,
+    private readonly stacks: StacksService,
+    private readonly drift: DriftService,
+    private readonly jobs: JobsService,
+  ) {
+    this.tools = new ToolRegistry(
+      [...tunnelTools(tunnel), ...stackTools(stacks, drift), ...jobTools(jobs)],
+      this.log,
+    );
   }
 
   @Post()
@@ -33,6 +49,8 @@ export class McpController {
   ): Promise<void> {
     const server = new McpServer({ name: SERVICE_NAME, version: SERVICE_VERSION });
     this.tools.serve(server.server, caller);
+    serveResources(server, caller, { stacks: this.stacks, jobs: this.jobs }, this.log);
+    servePrompts(server, caller, { stacks: this.stacks, drift: this.drift, jobs: this.jobs }, this.log);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

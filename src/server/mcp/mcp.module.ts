@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
+import { DriftModule } from '../drift/drift.module.js';
+import { JobsModule } from '../jobs/jobs.module.js';
+import { StacksModule } from '../stacks/stacks.module.js';
 import { TunnelModule } from '../tunnel/tunnel.module.js';
 import { McpController } from './mcp.controller.js';
 
 /** The MCP endpoint: each tool is a thin call into a feature service. */
-@Module({ imports: [TunnelModule], controllers: [McpController] })
+@Module({ imports: [TunnelModule, StacksModule, DriftModule, JobsModule], controllers: [McpController] })
 export class McpModule {}
