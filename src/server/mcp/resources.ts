@@ -84,7 +84,7 @@ export function serveResources(
     new ResourceTemplate('stack://{id}/definition', {
       list: async () => {
         if (!allowed) return { resources: [] };
-        // The newest page: one MAX_PAGE_SIZE page, as a client listing stacks over HTTP gets.
+        // One page, as large as GET .../stacks gives (oldest first); list_stacks pages past it.
         const page = await stacks.list(caller, { limit: MAX_PAGE_SIZE });
         return {
           resources: page.items.map((stack) => ({

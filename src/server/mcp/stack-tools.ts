@@ -65,7 +65,7 @@ export function stackTools(stacks: StacksService, drifts: DriftService): McpTool
       name: 'list_stacks',
       title: 'List stacks',
       description:
-        "The caller's stacks, newest first, one page at a time: status (draft, deploying, deployed, failed, destroying), current and deployed revision, worker, services.",
+        "The caller's stacks, oldest first, one page at a time: status (draft, deploying, deployed, failed, destroying), current and deployed revision, worker, services.",
       scope: 'orchestrator:read',
       input: pageArgs,
       output: out.stackList,
