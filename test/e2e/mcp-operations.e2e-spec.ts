@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
-import { mcpClient, problemOf, valueOf, type ToolProblem } from '../support/mcp.js';
+import { connectMcp, problemOf, valueOf, type ToolProblem } from '../support/mcp-client.js';
 import { connectedAgent } from '../support/stacks.js';
 
 // The operations tools (health, info, workers, definitions, settings) over MCP with the SDK's own
@@ -66,7 +66,7 @@ describe('MCP operations tools', () => {
   });
 
   async function connect(token: string): Promise<Client> {
-    const client = await mcpClient(t.url, token);
+    const client = await connectMcp(t.url, token);
     clients.push(client);
     return client;
   }

@@ -1,7 +1,7 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { connectMcp, problemOf } from '../support/mcp-client.js';
 
 // MCP over Streamable HTTP with the SDK's own client, against the real app.
 const TUNNEL_TOOLS = [
@@ -15,18 +15,6 @@ const TUNNEL_TOOLS = [
   'validate_tunnel_url',
 ];
 
-/** The problem a tool error carries as its text. */
-interface ToolProblem {
-  status: number;
-  code: string;
-  detail: string;
-  errors?: unknown[];
-}
-function problemOf(result: Awaited<ReturnType<Client['callTool']>>): ToolProblem {
-  expect(result.isError).toBe(true);
-  return JSON.parse((result.content as { text: string }[])[0].text) as ToolProblem;
-}
-
 describe('MCP at /mcp (stateless Streamable HTTP)', () => {
   let t: TestApp;
   const clients: Client[] = [];
@@ -39,13 +27,7 @@ describe('MCP at /mcp (stateless Streamable HTTP)', () => {
   });
 
   async function connect(token: string): Promise<Client> {
-    const client = new Client({ name: 'e2e', version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    });
-    await client.connect(transport);
-    // Listing first makes the SDK client check every structured result against the tool's output schema.
-    await client.listTools();
+    const client = await connectMcp(t.url, token);
     clients.push(client);
     return client;
   }

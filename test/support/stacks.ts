@@ -116,3 +116,27 @@ export async function connectedAgent(
   }, 20_000);
   return { agent, workerId };
 }
+
+/**
+ * A stack of one process service `web`, the fixture HTTP service on `port`, under `restart: never`
+ * (a kill from outside stays down: drift). `zone` asks for a worker label no agent has.
+ */
+export const webStackYaml = (
+  name: string,
+  port: number,
+  opts: { version?: string; failHealth?: boolean; zone?: string } = {},
+): string => `
+name: ${name}
+stackkit: basement-kit
+services:
+  web:
+    command: ["${process.execPath}", "${HTTP_SERVICE}"]
+    env:
+      PORT: "${port}"
+      VERSION: "${opts.version ?? '1'}"
+      FAIL_HEALTH: "${opts.failHealth ? '1' : '0'}"
+    ports: [${port}]
+    restart: never
+    resources: { cpu: 0.1, memory: 64Mi }
+    health_check: { path: /health, port: ${port}, interval: 1s }
+${opts.zone ? `    placement:\n      labels:\n        zone: ${opts.zone}\n` : ''}`;

@@ -5,13 +5,20 @@ import type { Request, Response } from 'express';
 import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { MethodNotAllowedError } from '../common/app-error.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../common/version.js';
+import { DriftService } from '../drift/drift.service.js';
 import { OrchestratorHealthService } from '../health/orchestrator-health.service.js';
+import { JobsService } from '../jobs/jobs.service.js';
 import { SettingsService } from '../settings/settings.service.js';
 import { DefinitionService } from '../stacks/definition/definition.service.js';
+import { StacksService } from '../stacks/stacks.service.js';
 import { TunnelService } from '../tunnel/tunnel.service.js';
 import { ConnectivityService } from '../workers/connectivity.service.js';
 import { WorkersService } from '../workers/workers.service.js';
+import { jobTools } from './job-tools.js';
 import { orchestratorTools } from './orchestrator-tools.js';
+import { servePrompts } from './prompts.js';
+import { serveResources } from './resources.js';
+import { stackTools } from './stack-tools.js';
 import { ToolRegistry } from './tool.js';
 import { tunnelTools } from './tunnel-tools.js';
 import { workerTools } from './worker-tools.js';
@@ -24,6 +31,7 @@ import { workerTools } from './worker-tools.js';
  */
 @Controller('mcp')
 export class McpController {
+  private readonly log = new Logger('mcp');
   private readonly tools: ToolRegistry;
 
   constructor(
@@ -33,14 +41,19 @@ export class McpController {
     settings: SettingsService,
     workers: WorkersService,
     connectivity: ConnectivityService,
+    private readonly stacks: StacksService,
+    private readonly drift: DriftService,
+    private readonly jobs: JobsService,
   ) {
     this.tools = new ToolRegistry(
       [
         ...tunnelTools(tunnel),
         ...orchestratorTools(orchestrator, definitions, settings),
         ...workerTools(workers, connectivity),
+        ...stackTools(stacks, drift),
+        ...jobTools(jobs),
       ],
-      new Logger('mcp'),
+      this.log,
     );
   }
 
@@ -54,6 +67,8 @@ export class McpController {
   ): Promise<void> {
     const server = new McpServer({ name: SERVICE_NAME, version: SERVICE_VERSION });
     this.tools.serve(server.server, caller);
+    serveResources(server, caller, { stacks: this.stacks, jobs: this.jobs }, this.log);
+    servePrompts(server, caller, { stacks: this.stacks, drift: this.drift, jobs: this.jobs }, this.log);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -12,6 +12,7 @@ import { insufficientScope } from '../auth/auth.errors.js';
 import { hasScope, type Scope } from '../auth/scopes.js';
 import { AppError, NotFoundError, ValidationFailedError } from '../common/app-error.js';
 import type { Caller } from '../common/request-context.js';
+import type { ProblemFieldError } from '../../contracts/api/problem.js';
 import { isDataException, isDatabaseUnavailable } from '../database/database-errors.js';
 
 /**
@@ -149,16 +150,27 @@ export async function toolResult(
       structuredContent: value as Record<string, unknown>,
     };
   } catch (err) {
-    const problem =
-      err instanceof AppError
-        ? { status: err.status, code: err.code, title: err.title, detail: err.message, errors: err.errors }
-        : uncodedProblem(log, name, err);
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify(problem) }] };
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(problemOf(log, name, err)) }] };
   }
 }
 
+/** The problem an error is answered with: a coded one as it is, anything else as {@link uncodedProblem}. */
+export function problemOf(log: Logger, name: string, err: unknown): Problem {
+  return err instanceof AppError
+    ? { status: err.status, code: err.code, title: err.title, detail: err.message, errors: err.errors }
+    : uncodedProblem(log, name, err);
+}
+
+export interface Problem {
+  status: number;
+  code: string;
+  title: string;
+  detail: string;
+  errors?: ProblemFieldError[];
+}
+
 /** What the HTTP problem filter answers for an error that is not a coded one. */
-function uncodedProblem(log: Logger, name: string, err: unknown): object {
+function uncodedProblem(log: Logger, name: string, err: unknown): Problem {
   if (isDataException(err))
     return {
       status: 400,
