@@ -23,6 +23,7 @@ import { StacksModule } from './stacks/stacks.module.js';
 import { DriftModule } from './drift/drift.module.js';
 import { DefinitionModule } from './stacks/definition/definition.module.js';
 import { TunnelModule } from './tunnel/tunnel.module.js';
+import { MetricStoreModule } from './metric-store/metric-store.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 
 /** Flattens class-validator's tree into the problem's `errors` array. */
@@ -63,6 +64,7 @@ export class AppModule implements NestModule {
         DefinitionModule,
         TunnelModule,
         McpModule,
+        MetricStoreModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },

@@ -6,6 +6,7 @@ import { StacksJobs1764000400000 } from './1764000400000-stacks-jobs.js';
 import { Drift1764000500000 } from './1764000500000-drift.js';
 import { WorkerLinksNoError1764000600000 } from './1764000600000-worker-links-no-error.js';
 import { Tunnel1764000700000 } from './1764000700000-tunnel.js';
+import { MetricStore1764000800000 } from './1764000800000-metric-store.js';
 
 /** Every migration, oldest first. ESM has no directory globbing, so each is listed here. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   Drift1764000500000,
   WorkerLinksNoError1764000600000,
   Tunnel1764000700000,
+  MetricStore1764000800000,
 ];

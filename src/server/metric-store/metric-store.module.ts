@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { Compactor } from './store/compactor.js';
+import { Maintenance } from './store/maintenance.js';
+import { MetricStoreService } from './store/metric-store.service.js';
+import { Retention } from './store/retention.js';
+import { SampleStore } from './store/sample-store.js';
+import { SeriesIndex } from './store/series-index.js';
+
+/** The built-in metric store (docs/metric-store-design.md): storage, compaction and retention. */
+@Module({
+  providers: [SeriesIndex, SampleStore, Compactor, Retention, Maintenance, MetricStoreService],
+  exports: [MetricStoreService],
+})
+export class MetricStoreModule {}

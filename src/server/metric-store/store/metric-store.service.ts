@@ -1,0 +1,110 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../config/config.js';
+import type { LabelSet, Matcher, Queryable, SeriesSamples } from '../series.js';
+import type { BatchGroup } from './batch-rows.js';
+import { SampleStore } from './sample-store.js';
+import { compileMatcher, matchesAll } from '../matchers.js';
+import { SeriesIndex } from './series-index.js';
+
+/** One series of a write: its label set (valid, sorted) and samples in any order. */
+export interface IncomingSeries {
+  key: string;
+  labels: LabelSet;
+  timestamps: ArrayLike<number>;
+  values: ArrayLike<number>;
+}
+
+export interface WriteResult {
+  /** Samples stored. */
+  stored: number;
+  /** Older than their series' newest by more than METRICS_OOO_WINDOW: dropped. */
+  outOfOrder: number;
+  /** Older than METRICS_RETENTION: dropped. */
+  tooOld: number;
+}
+
+/**
+ * The metric store's front: writes (durable when they resolve) and reads for one owner. A tenant
+ * sees and writes only its own series. Out-of-order samples are judged against the newest sample
+ * this replica has seen of the series (a sample from another replica's write is judged there).
+ */
+@Injectable()
+export class MetricStoreService {
+  private readonly newest = new Map<number, number>();
+
+  constructor(
+    private readonly index: SeriesIndex,
+    private readonly samples: SampleStore,
+    private readonly config: AppConfig,
+  ) {}
+
+  async write(owner: string, series: readonly IncomingSeries[], now = Date.now()): Promise<WriteResult> {
+    const ids = await this.index.resolve(owner, series);
+    const oldest = now - this.config.metrics.retentionMs;
+    const window = this.config.metrics.outOfOrderWindowMs;
+    const result: WriteResult = { stored: 0, outOfOrder: 0, tooOld: 0 };
+    const groups = new Map<number, { t: number; v: number }[]>();
+    series.forEach((s, i) => {
+      const list = groups.get(ids[i]) ?? [];
+      for (let j = 0; j < s.timestamps.length; j++) list.push({ t: s.timestamps[j], v: s.values[j] });
+      groups.set(ids[i], list);
+    });
+    const batch: BatchGroup[] = [];
+    for (const [seriesId, list] of groups) {
+      // Sorted by time, the later of equal timestamps kept (Array.prototype.sort is stable).
+      list.sort((a, b) => a.t - b.t);
+      const floor = Math.max(oldest, (this.newest.get(seriesId) ?? -Infinity) - window);
+      const timestamps: number[] = [];
+      const values: number[] = [];
+      for (let j = 0; j < list.length; j++) {
+        const { t, v } = list[j];
+        if (j + 1 < list.length && list[j + 1].t === t) continue;
+        if (t < floor) {
+          if (t < oldest) result.tooOld++;
+          else result.outOfOrder++;
+          continue;
+        }
+        timestamps.push(t);
+        values.push(v);
+      }
+      if (timestamps.length === 0) continue;
+      batch.push({ seriesId, timestamps: Float64Array.from(timestamps), values: Float64Array.from(values) });
+      result.stored += timestamps.length;
+    }
+    await this.samples.append(owner, batch);
+    for (const g of batch)
+      this.newest.set(
+        g.seriesId,
+        Math.max(this.newest.get(g.seriesId) ?? -Infinity, g.timestamps[g.timestamps.length - 1]),
+      );
+    return result;
+  }
+
+  /** The engine's view of one owner's data. */
+  queryable(owner: string): Queryable {
+    return { select: (matchers, mint, maxt) => this.select(owner, matchers, mint, maxt) };
+  }
+
+  /** The owner's series matching every matcher with samples in [mint, maxt] (throws MetricInputError). */
+  async select(
+    owner: string,
+    matchers: readonly Matcher[],
+    mint: number,
+    maxt: number,
+  ): Promise<SeriesSamples[]> {
+    const compiled = matchers.map(compileMatcher);
+    const candidates = await this.index.select(owner, matchers, (labels) => matchesAll(compiled, labels));
+    const read = await this.samples.read(
+      owner,
+      candidates.map((s) => s.id),
+      mint,
+      maxt,
+    );
+    return candidates.flatMap((s) => {
+      const found = read.get(s.id);
+      return found === undefined
+        ? []
+        : [{ labels: s.labels, timestamps: found.timestamps, values: found.values }];
+    });
+  }
+}

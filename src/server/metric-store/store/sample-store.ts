@@ -1,0 +1,119 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { decodeChunk } from '../chunk.js';
+import { decodeBatch, encodeBatch, type BatchGroup } from './batch-rows.js';
+import { mergeSamples, type Samples } from './merge.js';
+
+/** Chunks cover aligned windows of this length (as Prometheus's head blocks do). */
+export const WINDOW_MS = 2 * 3_600_000;
+
+/** Decoded batches kept per replica; the compactor keeps far fewer alive. */
+const MAX_CACHED_BATCHES = 4096;
+
+export const windowOf = (t: number): number => Math.floor(t / WINDOW_MS) * WINDOW_MS;
+
+interface ChunkRow {
+  series_id: string;
+  data: Buffer;
+}
+
+/**
+ * Samples at rest: the batches written but not yet compacted, and the per-series chunks. A write is
+ * one batch row (durable once the insert returns); reads merge chunks and batches, the later write
+ * winning on equal timestamps.
+ */
+@Injectable()
+export class SampleStore {
+  /**
+   * Decoded batches by id, oldest first: a batch never changes and lives only until the compactor
+   * folds it, so entries are dropped when a read no longer sees them, or oldest first over the cap.
+   */
+  private readonly batchCache = new Map<number, BatchGroup[]>();
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Stores one write's samples as a batch row; resolves once it is committed. */
+  async append(owner: string, groups: readonly BatchGroup[]): Promise<void> {
+    let samples = 0;
+    let minT = Infinity;
+    let maxT = -Infinity;
+    for (const g of groups) {
+      if (g.timestamps.length === 0) continue;
+      samples += g.timestamps.length;
+      minT = Math.min(minT, g.timestamps[0]);
+      maxT = Math.max(maxT, g.timestamps[g.timestamps.length - 1]);
+    }
+    if (samples === 0) return;
+    await this.dataSource.query(
+      `INSERT INTO metric_batches (owner, data, samples, min_t, max_t) VALUES ($1, $2, $3, $4, $5)`,
+      [owner, Buffer.from(encodeBatch(groups)), samples, minT, maxT],
+    );
+  }
+
+  /**
+   * Each series' samples in [mint, maxt], ascending, one per timestamp. Batches are read before
+   * chunks: a compaction committing in between then shows its samples twice (merged away), never not at all.
+   */
+  async read(
+    owner: string,
+    seriesIds: readonly number[],
+    mint: number,
+    maxt: number,
+  ): Promise<Map<number, Samples>> {
+    const result = new Map<number, Samples>();
+    if (seriesIds.length === 0) return result;
+    const wanted = new Set(seriesIds);
+    const batches = await this.batchesIn(owner, mint, maxt);
+    const chunks = await this.dataSource.query<ChunkRow[]>(
+      `SELECT series_id, data FROM metric_chunks
+        WHERE series_id = ANY($1::bigint[]) AND max_t >= $2 AND min_t <= $3
+        ORDER BY series_id, window_t`,
+      [seriesIds, mint, maxt],
+    );
+    const parts = new Map<number, Samples[]>();
+    const add = (id: number, samples: Samples) => {
+      const list = parts.get(id);
+      if (list === undefined) parts.set(id, [samples]);
+      else list.push(samples);
+    };
+    for (const row of chunks) add(Number(row.series_id), decodeChunk(row.data));
+    // Batches last, oldest first: mergeSamples keeps the last part's value on equal timestamps.
+    for (const groups of batches) for (const g of groups) if (wanted.has(g.seriesId)) add(g.seriesId, g);
+    for (const [id, list] of parts) {
+      const merged = mergeSamples(list, mint, maxt);
+      if (merged.timestamps.length > 0) result.set(id, merged);
+    }
+    return result;
+  }
+
+  /** The owner's batches overlapping [mint, maxt], oldest first, decoded once per replica. */
+  private async batchesIn(owner: string, mint: number, maxt: number): Promise<BatchGroup[][]> {
+    const ids = (
+      await this.dataSource.query<{ id: string }[]>(
+        `SELECT id FROM metric_batches WHERE owner = $1 AND max_t >= $2 AND min_t <= $3 ORDER BY id`,
+        [owner, mint, maxt],
+      )
+    ).map((r) => Number(r.id));
+    const missing = ids.filter((id) => !this.batchCache.has(id));
+    if (missing.length > 0) {
+      const rows = await this.dataSource.query<{ id: string; data: Buffer }[]>(
+        `SELECT id, data FROM metric_batches WHERE id = ANY($1::bigint[])`,
+        [missing],
+      );
+      for (const row of rows) this.batchCache.set(Number(row.id), decodeBatch(row.data));
+    }
+    this.evict(ids[0]);
+    return ids.flatMap((id) => {
+      const groups = this.batchCache.get(id);
+      return groups === undefined ? [] : [groups];
+    });
+  }
+
+  /** Drops batches a read no longer saw below its oldest, then the oldest beyond the cap. */
+  private evict(oldestLive: number | undefined): void {
+    for (const id of this.batchCache.keys()) {
+      if (oldestLive !== undefined && id >= oldestLive && this.batchCache.size <= MAX_CACHED_BATCHES) break;
+      this.batchCache.delete(id);
+    }
+  }
+}

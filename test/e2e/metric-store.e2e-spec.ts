@@ -1,0 +1,170 @@
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { labelsKey, labelsFromRecord } from '../../src/server/metric-store/labels.js';
+import { isStaleMarker, staleMarker, type SeriesSamples } from '../../src/server/metric-store/series.js';
+import { Maintenance } from '../../src/server/metric-store/store/maintenance.js';
+import {
+  MetricStoreService,
+  type IncomingSeries,
+} from '../../src/server/metric-store/store/metric-store.service.js';
+import { Retention } from '../../src/server/metric-store/store/retention.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+
+// The metric store's storage on the real database: durable batches, compaction into chunks,
+// reads merging both, out-of-order and retention rules, owners apart.
+const HOUR = 3_600_000;
+const NOW = Date.UTC(2026, 10, 23, 12);
+
+function series(labels: Record<string, string>, samples: [number, number][]): IncomingSeries {
+  const set = labelsFromRecord(labels);
+  return {
+    key: labelsKey(set),
+    labels: set,
+    timestamps: samples.map(([t]) => t),
+    values: samples.map(([, v]) => v),
+  };
+}
+
+const pairs = (s: SeriesSamples | undefined): [number, number][] =>
+  s === undefined ? [] : [...s.timestamps].map((t, i) => [t, s.values[i]]);
+
+describe('metric store storage', () => {
+  let t: TestApp;
+  let store: MetricStoreService;
+  let maintenance: Maintenance;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { METRICS_RETENTION: '2d', METRICS_OOO_WINDOW: '10m' } });
+    store = t.app.get(MetricStoreService);
+    maintenance = t.app.get(Maintenance);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const read = async (owner: string, name: string, mint = 0, maxt = NOW + HOUR) =>
+    store.select(owner, [{ type: '=', name: '__name__', value: name }], mint, maxt);
+
+  it('a write is readable at once, before and after compaction, bit for bit', async () => {
+    const samples: [number, number][] = Array.from({ length: 1000 }, (_, i) => [
+      NOW - HOUR * 3 + i * 10_000,
+      i * 1.5,
+    ]);
+    samples.push([NOW - 1000, NaN], [NOW, staleMarker()]);
+    const result = await store.write('default', [series({ __name__: 'up_total', job: 'a' }, samples)], NOW);
+    expect(result).toEqual({ stored: 1002, outOfOrder: 0, tooOld: 0 });
+    const before = await read('default', 'up_total');
+    expect(before).toHaveLength(1);
+    expect(pairs(before[0]).slice(0, 3)).toEqual(samples.slice(0, 3));
+    expect(isStaleMarker(before[0].values[1001])).toBe(true);
+    await maintenance.compactAll();
+    const [{ n }] = await t.app
+      .get(DataSource)
+      .query<{ n: number }[]>(`SELECT count(*)::int AS n FROM metric_batches`);
+    expect(n).toBe(0);
+    const after = await read('default', 'up_total');
+    expect(pairs(after[0]).slice(0, 1000)).toEqual(samples.slice(0, 1000));
+    expect(Number.isNaN(after[0].values[1000]) && !isStaleMarker(after[0].values[1000])).toBe(true);
+    expect(isStaleMarker(after[0].values[1001])).toBe(true);
+    // Chunks per two-hour window: three hours of samples span two or three windows.
+    const windows = await t.app.get(DataSource).query<unknown[]>(`SELECT 1 FROM metric_chunks`);
+    expect(windows.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('reads clip to the range and select by every matcher kind', async () => {
+    await store.write(
+      'default',
+      [
+        series({ __name__: 'http_requests', code: '200', path: '/a' }, [
+          [NOW - 60_000, 1],
+          [NOW, 2],
+        ]),
+        series({ __name__: 'http_requests', code: '500', path: '/a' }, [[NOW, 3]]),
+        series({ __name__: 'http_requests', code: '404' }, [[NOW, 4]]),
+      ],
+      NOW,
+    );
+    const clipped = await read('default', 'http_requests', NOW - 30_000, NOW);
+    expect(clipped).toHaveLength(3);
+    const byCode = (rows: SeriesSamples[]) =>
+      rows.map((r) => r.labels.find((l) => l.name === 'code')?.value).sort();
+    const name = { type: '=' as const, name: '__name__', value: 'http_requests' };
+    expect(
+      byCode(await store.select('default', [name, { type: '=~', name: 'code', value: '[45]..' }], 0, NOW)),
+    ).toEqual(['404', '500']);
+    expect(
+      byCode(await store.select('default', [name, { type: '!=', name: 'code', value: '200' }], 0, NOW)),
+    ).toEqual(['404', '500']);
+    expect(
+      byCode(await store.select('default', [name, { type: '!~', name: 'code', value: '2.*' }], 0, NOW)),
+    ).toEqual(['404', '500']);
+    // A missing label equals "": only the series without `path`.
+    expect(
+      byCode(await store.select('default', [name, { type: '=', name: 'path', value: '' }], 0, NOW)),
+    ).toEqual(['404']);
+  });
+
+  it('the later write wins on equal timestamps, across batches and chunks', async () => {
+    const id = { __name__: 'rewritten', job: 'x' };
+    await store.write(
+      'default',
+      [
+        series(id, [
+          [NOW - 120_000, 1],
+          [NOW - 60_000, 2],
+        ]),
+      ],
+      NOW,
+    );
+    await maintenance.compactAll();
+    await store.write('default', [series(id, [[NOW - 60_000, 20]])], NOW);
+    expect(pairs((await read('default', 'rewritten'))[0])).toEqual([
+      [NOW - 120_000, 1],
+      [NOW - 60_000, 20],
+    ]);
+    await maintenance.compactAll();
+    expect(pairs((await read('default', 'rewritten'))[0])).toEqual([
+      [NOW - 120_000, 1],
+      [NOW - 60_000, 20],
+    ]);
+  });
+
+  it('drops samples older than the out-of-order window or retention, and counts them', async () => {
+    const id = { __name__: 'late', job: 'y' };
+    await store.write('default', [series(id, [[NOW, 1]])], NOW);
+    const late = await store.write(
+      'default',
+      [
+        series(id, [
+          [NOW - 5 * 60_000, 2],
+          [NOW - 11 * 60_000, 3],
+          [NOW - 3 * 86_400_000, 4],
+        ]),
+      ],
+      NOW,
+    );
+    expect(late).toEqual({ stored: 1, outOfOrder: 1, tooOld: 1 });
+    // A new series may start anywhere inside retention (backfill).
+    const backfill = await store.write(
+      'default',
+      [series({ __name__: 'backfilled' }, [[NOW - 40 * HOUR, 7]])],
+      NOW,
+    );
+    expect(backfill.stored).toBe(1);
+  });
+
+  it('keeps owners apart: the same series name of another owner is another series', async () => {
+    await store.write('acme', [series({ __name__: 'up_total', job: 'a' }, [[NOW, 12345.678]])], NOW);
+    expect(pairs((await read('acme', 'up_total'))[0])).toEqual([[NOW, 12345.678]]);
+    expect((await read('default', 'up_total'))[0].values).not.toContain(12345.678);
+    expect(await read('nobody', 'up_total')).toEqual([]);
+  });
+
+  it('retention removes whole windows older than METRICS_RETENTION', async () => {
+    await store.write('default', [series({ __name__: 'old' }, [[NOW - 40 * HOUR, 1]])], NOW);
+    await maintenance.compactAll();
+    expect(await read('default', 'old')).toHaveLength(1);
+    const round = await t.app.get(Retention).round(NOW + 10 * HOUR);
+    expect(round.expired).toBeGreaterThanOrEqual(1);
+    expect(await read('default', 'old')).toEqual([]);
+  });
+});
