@@ -54,6 +54,11 @@ export async function instantQuery(
   const expr = typeof query === 'string' ? parseExpr(query) : query;
   const type = valueType(expr);
   if (type === 'string') {
+    // 2.42 fails on a parenthesized string at the top (its step-invariant wrapper mishandles it).
+    if (expr.type === 'paren')
+      throw new PromqlExecutionError(
+        'unexpected result in StepInvariantExpr evaluation: *parser.StepInvariantExpr',
+      );
     const literal = unwrap(expr);
     return { resultType: 'string', result: { t: time, v: literal.type === 'string' ? literal.value : '' } };
   }

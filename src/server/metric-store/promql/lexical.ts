@@ -21,7 +21,13 @@ export function parseDuration(text: string): number | string {
   return ms;
 }
 
-/** A number literal's value (NaN/Inf words, hex and octal integers), or undefined when malformed. */
+const MAX_INT64 = 2n ** 63n - 1n;
+
+/**
+ * A number literal's value, or undefined when 2.42 refuses it: strconv.ParseInt with base 0 first
+ * (hex, and octal for a leading 0), then ParseFloat (which has no hex without exponent and fails
+ * on overflow); NaN and Inf words in any case.
+ */
 export function parseNumberLiteral(text: string): number | undefined {
   // lezer folds a sign into the literal, blanks (and comments) between them included.
   const lower = text.replace(/^([+-])(?:\s|#[^\n]*\n)+/, '$1').toLowerCase();
@@ -29,11 +35,17 @@ export function parseNumberLiteral(text: string): number | undefined {
   const body = lower.replace(/^[+-]/, '');
   if (body === 'inf') return sign * Infinity;
   if (body === 'nan') return NaN;
-  if (/^0x[0-9a-f]+$/.test(body)) return sign * Number(body);
-  // strconv.ParseInt with base 0 reads a leading 0 as octal.
-  if (/^0[0-7]+$/.test(body)) return sign * parseInt(body, 8);
-  if (/^(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/.test(body)) return sign * Number(body);
-  return undefined;
+  if (/^0x[0-9a-f]+$/.test(body)) {
+    const n = BigInt(body);
+    return n <= MAX_INT64 ? sign * Number(n) : undefined;
+  }
+  if (/^0[0-7]+$/.test(body)) {
+    const n = BigInt(`0o${body.slice(1)}`);
+    if (n <= MAX_INT64) return sign * Number(n);
+  }
+  if (!/^(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/.test(body)) return undefined;
+  const value = Number(body);
+  return Number.isFinite(value) ? sign * value : undefined;
 }
 
 const SIMPLE_ESCAPES: Record<string, string> = {

@@ -1,8 +1,8 @@
 /**
- * A token-level pass before the lezer parser, for the two places where the grammar of
- * `@prometheus-io/lezer-promql` (Prometheus 3) and Prometheus 2.42 disagree about names:
- * `holt_winters` (renamed `double_exponential_smoothing` in 3.0, which 2.42 does not know) and
- * calls of unknown functions, which 2.42 reports as "unknown function with name".
+ * A token-level pass before the lezer parser, where the grammar of `@prometheus-io/lezer-promql`
+ * (Prometheus 3) and Prometheus 2.42 disagree: `holt_winters` (renamed
+ * `double_exponential_smoothing` in 3.0, which 2.42 does not know), calls of unknown functions
+ * (2.42: "unknown function with name"), and `1.e3` and `0X1F`, which lezer does not read.
  */
 import { PromqlParseError } from './errors.js';
 import { FUNCTIONS } from './functions/signatures.js';
@@ -67,6 +67,13 @@ export function prepareSource(source: string): string {
       const stop = end < 0 ? source.length : end;
       out += source.slice(i, stop);
       i = stop;
+      continue;
+    }
+    // lezer reads neither `1.e3` nor `0X1F`; 2.42 reads them as 1000 and 31.
+    const number = /^(?:\d+\.(?=[eE][+-]?\d)|0X(?=[0-9a-fA-F]))/.exec(source.slice(i, i + 64));
+    if (number && (i === 0 || !/[A-Za-z0-9_:.]/.test(source[i - 1]))) {
+      out += number[0] === '0X' ? '0x' : `${number[0]}0`;
+      i += number[0].length;
       continue;
     }
     const word = /^[A-Za-z_:][A-Za-z0-9_:]*/.exec(source.slice(i, i + 256));

@@ -141,7 +141,9 @@ class Converter extends NodeReader {
 
   private labelNames(node: SyntaxNode): string[] {
     return children(node).map((n) => {
-      if (n.name !== 'LabelName') this.fail(n, `unexpected ${this.text(n)} in grouping opts, expected label`);
+      // lezer reads inf and nan there as names; 2.42 as numbers.
+      if (n.name !== 'LabelName' || /^(inf|nan)$/i.test(this.text(n)))
+        this.fail(n, `unexpected ${this.text(n)} in grouping opts, expected label`);
       return this.text(n);
     });
   }
@@ -183,8 +185,12 @@ class Converter extends NodeReader {
     let name = '';
     const matchers: Matcher[] = [];
     for (const part of kids) {
-      if (part.name === 'Identifier') name = this.text(part);
-      else if (part.name === 'LabelMatchers') for (const m of children(part)) matchers.push(this.matcher(m));
+      if (part.name === 'Identifier') {
+        name = this.text(part);
+        // lezer takes `atan2` for a name; to 2.42 it is always the operator.
+        if (name.toLowerCase() === 'atan2') this.fail(part, 'unexpected <op:atan2>');
+      } else if (part.name === 'LabelMatchers')
+        for (const m of children(part)) matchers.push(this.matcher(m));
       else this.fail(part, `unexpected ${this.text(part)} in vector selector`);
     }
     if (name) matchers.push({ type: '=', name: METRIC_NAME, value: name });
