@@ -6,7 +6,12 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * so they create their database there themselves (createPostgresDatabase). The pglite pass leaves
  * them out instead of running the same thing a second time; nothing in them is skipped.
  */
-const POSTGRES_ONLY = ['test/e2e/tunnel-replicas.e2e-spec.ts'];
+const POSTGRES_ONLY = [
+  'test/e2e/tunnel-replicas.e2e-spec.ts',
+  // Needs no database at all (the PromQL engine against a real Prometheus, on in-memory data):
+  // listed here so that it runs once per full test run, not once per database.
+  'test/e2e/promql-differential.e2e-spec.ts',
+];
 const pass = process.env.TEST_DB ?? 'pglite';
 
 export default defineConfig({

@@ -3,6 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { agentsBench } from './agents.mjs';
 import { dispatchBench } from './dispatch.mjs';
 import { metricChunksBench } from './metric-chunks.mjs';
+import { promqlBench } from './promql.mjs';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
 import { tokensBench } from './tokens.mjs';
 import { tunnelBench } from './tunnel.mjs';
@@ -16,6 +17,7 @@ const benches = {
   dispatch: dispatchBench,
   tunnel: tunnelBench,
   'metric-chunks': metricChunksBench,
+  promql: promqlBench,
 };
 
 console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);

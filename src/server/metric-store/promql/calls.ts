@@ -1,0 +1,112 @@
+/**
+ * Function calls, routed as Prometheus 2.42's evaluator routes them: timestamp() of a selector
+ * reads sample times; a call with a range-vector argument (selector or subquery) runs per series
+ * over sliding windows; every other call runs per step over its arguments' vectors.
+ */
+import { unwrapParens, type Call } from './ast.js';
+import { valueType } from './check.js';
+import type { Evaluator } from './evaluator.js';
+import { containsSameLabelset, nonStale } from './evaluator.js';
+import { PromqlExecutionError } from './errors.js';
+import { absentLabels, INSTANT_FUNCTIONS } from './functions/instant.js';
+import { RANGE_FUNCTIONS } from './functions/range.js';
+import { dropMetricName } from './labels.js';
+import type { Matrix } from './values.js';
+import type { LabelSet } from '../series.js';
+
+interface WindowSource {
+  series: { metric: LabelSet; t: ArrayLike<number>; v: ArrayLike<number> }[];
+  range: number;
+  offset: number;
+  at: number | null;
+}
+
+export async function evalCall(ev: Evaluator, e: Call): Promise<Matrix> {
+  if (e.func === 'timestamp') {
+    const arg = unwrapParens(e.args[0]);
+    if (arg.type === 'vectorSelector') {
+      const fn = INSTANT_FUNCTIONS.get('timestamp')!;
+      return ev.rangeEval([ev.selectorSamples(arg)], (vectors, ts) => fn(vectors, e, ts, new Map()));
+    }
+  }
+  const matrixIndex = e.args.findIndex((a) => {
+    const u = unwrapParens(a);
+    return u.type === 'matrixSelector' || u.type === 'subquery';
+  });
+  if (matrixIndex >= 0) return evalWindows(ev, e, matrixIndex);
+  const inputs: (Matrix | null)[] = [];
+  for (const arg of e.args) inputs.push(valueType(arg) === 'string' ? null : await ev.eval(arg));
+  const fn = INSTANT_FUNCTIONS.get(e.func)!;
+  const state = new Map<string, unknown>();
+  return ev.rangeEval(inputs, (vectors, ts) => fn(vectors, e, ts, state));
+}
+
+async function windowSource(ev: Evaluator, e: Call, index: number): Promise<WindowSource> {
+  const arg = unwrapParens(e.args[index]);
+  if (arg.type === 'matrixSelector') {
+    const sel = arg.selector;
+    const stored = ev.ctx.data.get(sel) ?? [];
+    const series = stored.map((s) => ({ metric: s.labels, ...nonStale(s) }));
+    return { series, range: arg.range, offset: sel.offset, at: ev.ctx.atTime(sel.at) };
+  }
+  if (arg.type !== 'subquery') throw new Error(`not a range vector: ${arg.type}`);
+  const series = await ev.subquery(arg);
+  return { series, range: arg.range, offset: arg.offset, at: ev.ctx.atTime(arg.at) };
+}
+
+async function evalWindows(ev: Evaluator, e: Call, index: number): Promise<Matrix> {
+  const source = await windowSource(ev, e, index);
+  // The other arguments are scalars: their value at each step.
+  const scalars: number[][] = [];
+  for (let i = 0; i < e.args.length; i++) {
+    if (i === index) continue;
+    const m = await ev.eval(e.args[i]);
+    scalars.push(m.length > 0 ? m[0].v : []);
+  }
+  const fn = RANGE_FUNCTIONS.get(e.func)!;
+  const keepName = e.func === 'last_over_time';
+  const { range, offset, at } = source;
+  const out: Matrix = [];
+  // One environment object, updated in place: this loop runs for every series at every step.
+  const env = { ts: 0, rangeStart: 0, rangeEnd: 0, range, args: scalars.map(() => 0) };
+  for (const s of source.series) {
+    const t: number[] = [];
+    const v: number[] = [];
+    const n = s.t.length;
+    let lo = 0;
+    let hi = 0;
+    for (let ts = ev.start, step = 0; ts <= ev.end; ts += ev.interval, step++) {
+      const rangeEnd = (at ?? ts) - offset;
+      const rangeStart = rangeEnd - range;
+      while (lo < n && s.t[lo] < rangeStart) lo++;
+      while (hi < n && s.t[hi] <= rangeEnd) hi++;
+      if (hi <= lo) continue;
+      for (let j = 0; j < scalars.length; j++) env.args[j] = scalars[j][step];
+      env.ts = ts;
+      env.rangeStart = rangeStart;
+      env.rangeEnd = rangeEnd;
+      const value = fn(s.t, s.v, lo, hi, env);
+      if (value !== undefined) {
+        t.push(ts);
+        v.push(value);
+      }
+    }
+    if (t.length > 0) out.push({ metric: keepName ? s.metric : dropMetricName(s.metric), t, v });
+    if (ev.ctx.tick(ev.steps + n)) await ev.ctx.pause();
+  }
+  if (e.func === 'absent_over_time') return absentOverTime(ev, e, out);
+  // 2.42 checks the whole result here (series that never share a step included).
+  if (containsSameLabelset(out))
+    throw new PromqlExecutionError('vector cannot contain metrics with the same labelset');
+  return out;
+}
+
+/** 1 at the steps where no series had a sample in its window; nothing when every step had one. */
+function absentOverTime(ev: Evaluator, e: Call, found: Matrix): Matrix {
+  const seen = new Set<number>();
+  for (const s of found) for (const t of s.t) seen.add(t);
+  const t: number[] = [];
+  for (let ts = ev.start; ts <= ev.end; ts += ev.interval) if (!seen.has(ts)) t.push(ts);
+  if (t.length === 0) return [];
+  return [{ metric: absentLabels(e.args[0]), t, v: t.map(() => 1) }];
+}

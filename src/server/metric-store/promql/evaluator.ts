@@ -1,0 +1,240 @@
+/**
+ * The evaluator: Prometheus 2.42's engine structure (promql/engine.go). An evaluator covers the
+ * steps start, start+interval, ..., end; each expression becomes a matrix over those steps;
+ * `rangeEval` feeds functions, operators and aggregations the vector of each step. Subqueries run
+ * a nested evaluator on their own aligned steps.
+ */
+import type { Expr, MatrixSelector, SubqueryExpr, VectorSelector } from './ast.js';
+import { isStaleMarker } from '../series.js';
+import { PromqlExecutionError } from './errors.js';
+import { dropMetricName, EMPTY_LABELS, labelsKey } from './labels.js';
+import type { Matrix, QueryContext, Series, StoredSeries, Vector } from './values.js';
+import { evalAggregate } from './aggregations.js';
+import { evalBinary } from './binary.js';
+import { evalCall } from './calls.js';
+
+/** First index whose time is >= x (or > x when `after`). */
+export function search(times: ArrayLike<number>, x: number, after = false): number {
+  let lo = 0;
+  let hi = times.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (times[mid] < x || (after && times[mid] === x)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A selected series without its stale markers, as range vectors see it. */
+export function nonStale(s: StoredSeries): { t: Float64Array; v: Float64Array } {
+  if (!s.nonStale) {
+    let keep = 0;
+    for (let i = 0; i < s.v.length; i++) if (!isStaleMarker(s.v[i])) keep++;
+    if (keep === s.v.length) s.nonStale = { t: s.t, v: s.v };
+    else {
+      const t = new Float64Array(keep);
+      const v = new Float64Array(keep);
+      for (let i = 0, j = 0; i < s.v.length; i++)
+        if (!isStaleMarker(s.v[i])) {
+          t[j] = s.t[i];
+          v[j++] = s.v[i];
+        }
+      s.nonStale = { t, v };
+    }
+  }
+  return s.nonStale;
+}
+
+export function containsSameLabelset(metrics: readonly { metric: readonly unknown[] }[]): boolean {
+  if (metrics.length < 2) return false;
+  const seen = new Set<string>();
+  for (const s of metrics) {
+    const key = labelsKey(s.metric as Series['metric']);
+    if (seen.has(key)) return true;
+    seen.add(key);
+  }
+  return false;
+}
+
+export class Evaluator {
+  constructor(
+    readonly ctx: QueryContext,
+    readonly start: number,
+    readonly end: number,
+    readonly interval: number,
+  ) {}
+
+  get steps(): number {
+    return Math.floor((this.end - this.start) / this.interval) + 1;
+  }
+
+  async eval(e: Expr): Promise<Matrix> {
+    const m = await this.evalNode(e);
+    this.ctx.checkResult(m);
+    return m;
+  }
+
+  private async evalNode(e: Expr): Promise<Matrix> {
+    switch (e.type) {
+      case 'number': {
+        const t: number[] = [];
+        for (let ts = this.start; ts <= this.end; ts += this.interval) t.push(ts);
+        return [{ metric: EMPTY_LABELS, t, v: t.map(() => e.value) }];
+      }
+      case 'string':
+        throw new PromqlExecutionError('a string is no operand here');
+      case 'paren':
+        return this.eval(e.expr);
+      case 'unary':
+        return this.unary(e.op, await this.eval(e.expr));
+      case 'binary':
+        return evalBinary(this, e);
+      case 'aggregate':
+        return evalAggregate(this, e);
+      case 'call':
+        return evalCall(this, e);
+      case 'vectorSelector':
+        return this.vectorSelector(e);
+      case 'matrixSelector':
+        return this.matrixSelector(e);
+      case 'subquery':
+        return this.subquery(e);
+    }
+  }
+
+  private unary(op: '+' | '-', m: Matrix): Matrix {
+    if (op === '+') return m;
+    const out = m.map((s) => ({ metric: dropMetricName(s.metric), t: s.t, v: s.v.map((x) => -x) }));
+    // Prometheus checks the whole matrix here, not step by step.
+    if (containsSameLabelset(out))
+      throw new PromqlExecutionError('vector cannot contain metrics with the same labelset');
+    return out;
+  }
+
+  /**
+   * Evaluates a step function over the inputs' vectors at every step. Inputs are matrices (null
+   * for string arguments, which functions read from the syntax tree) or per-step vector sources.
+   * A matrix input's samples are reused from step to step: a vector is only valid during its step.
+   */
+  async rangeEval(
+    inputs: (Matrix | ((ts: number) => Vector) | null)[],
+    fn: (vectors: Vector[], ts: number) => Vector,
+  ): Promise<Matrix> {
+    const cursors = inputs.map((m) => (Array.isArray(m) ? new Int32Array(m.length) : null));
+    const pools = inputs.map((m) =>
+      Array.isArray(m) ? m.map((s) => ({ metric: s.metric, v: 0, t: 0, memo: undefined })) : null,
+    );
+    const vectors: Vector[] = inputs.map(() => []);
+    const out = new Map<string, Series>();
+    for (let ts = this.start; ts <= this.end; ts += this.interval) {
+      let work = 1;
+      for (let i = 0; i < inputs.length; i++) {
+        const input = inputs[i];
+        if (input === null) continue;
+        if (typeof input === 'function') {
+          vectors[i] = input(ts);
+          work += vectors[i].length;
+          continue;
+        }
+        const cursor = cursors[i]!;
+        const pool = pools[i]!;
+        const vec: Vector = [];
+        for (let si = 0; si < input.length; si++) {
+          const s = input[si];
+          const c = cursor[si];
+          if (c < s.t.length && s.t[c] === ts) {
+            const sample = pool[si];
+            sample.v = s.v[c];
+            sample.t = ts;
+            vec.push(sample);
+            cursor[si] = c + 1;
+          }
+        }
+        vectors[i] = vec;
+        work += input.length;
+      }
+      const result = fn(vectors, ts);
+      if (containsSameLabelset(result))
+        throw new PromqlExecutionError('vector cannot contain metrics with the same labelset');
+      // An instant evaluation keeps the function's order, as Prometheus's shortcut does.
+      if (this.start === this.end) return result.map((s) => ({ metric: s.metric, t: [ts], v: [s.v] }));
+      for (const s of result) {
+        const key = labelsKey(s.metric);
+        let series = out.get(key);
+        if (!series) out.set(key, (series = { metric: s.metric, t: [], v: [] }));
+        series.t.push(ts);
+        series.v.push(s.v);
+      }
+      if (this.ctx.tick(work + result.length)) await this.ctx.pause();
+    }
+    return [...out.values()];
+  }
+
+  private async vectorSelector(e: VectorSelector): Promise<Matrix> {
+    const at = this.ctx.atTime(e.at);
+    const lookback = this.ctx.lookback;
+    const out: Matrix = [];
+    for (const s of this.ctx.data.get(e) ?? []) {
+      const t: number[] = [];
+      const v: number[] = [];
+      const n = s.t.length;
+      let j = -1;
+      for (let ts = this.start; ts <= this.end; ts += this.interval) {
+        const ref = (at ?? ts) - e.offset;
+        while (j + 1 < n && s.t[j + 1] <= ref) j++;
+        if (j >= 0 && s.t[j] >= ref - lookback && !isStaleMarker(s.v[j])) {
+          t.push(ts);
+          v.push(s.v[j]);
+        }
+      }
+      if (t.length > 0) out.push({ metric: s.labels, t, v });
+      if (this.ctx.tick(this.steps)) await this.ctx.pause();
+    }
+    return out;
+  }
+
+  /**
+   * Per step, the sample a vector selector picks with its own timestamp (for timestamp()). As in
+   * 2.42, an `@` time replaces the selector's offset rather than adding to it.
+   */
+  selectorSamples(e: VectorSelector): (ts: number) => Vector {
+    const at = this.ctx.atTime(e.at);
+    const series = this.ctx.data.get(e) ?? [];
+    return (ts) => {
+      const ref = at ?? ts - e.offset;
+      const vec: Vector = [];
+      for (const s of series) {
+        const j = search(s.t, ref, true) - 1;
+        if (j >= 0 && s.t[j] >= ref - this.ctx.lookback && !isStaleMarker(s.v[j]))
+          vec.push({ metric: s.labels, v: s.v[j], t: s.t[j] });
+      }
+      return vec;
+    };
+  }
+
+  /** A range vector at the evaluator's (single) time: the samples in [ref - range, ref]. */
+  private matrixSelector(e: MatrixSelector): Matrix {
+    const ref = (this.ctx.atTime(e.selector.at) ?? this.start) - e.selector.offset;
+    const out: Matrix = [];
+    for (const s of this.ctx.data.get(e.selector) ?? []) {
+      const { t, v } = nonStale(s);
+      const lo = search(t, ref - e.range);
+      const hi = search(t, ref, true);
+      if (hi > lo)
+        out.push({ metric: s.labels, t: Array.from(t.subarray(lo, hi)), v: Array.from(v.subarray(lo, hi)) });
+    }
+    return out;
+  }
+
+  /** The subquery's inner expression over its own steps, aligned to multiples of its step. */
+  async subquery(e: SubqueryExpr): Promise<Matrix> {
+    const at = this.ctx.atTime(e.at);
+    const step = e.step || this.ctx.subqueryStep;
+    const from = (at ?? this.start) - e.offset - e.range;
+    // Go's integer division truncates toward zero.
+    let start = step * Math.trunc(from / step);
+    if (start < from) start += step;
+    const inner = new Evaluator(this.ctx, start, (at ?? this.end) - e.offset, step);
+    return inner.eval(e.expr);
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * A real Prometheus (the Debian 2.42 package) for the differential test: started on 127.0.0.1 at
+ * a free port with a temporary data directory and no scrape targets (its own samples would move
+ * the head past the test's old timestamps), fed through its remote-write receiver, queried over
+ * its HTTP API, stopped and removed at the end.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { MemorySeries } from './memory-queryable.js';
+import { encodeWriteRequest } from './remote-write.js';
+
+export const PROMETHEUS_BINARY = '/usr/bin/prometheus';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export class PrometheusServer {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly dir: string,
+    readonly url: string,
+    private readonly log: string[],
+  ) {}
+
+  static async start(): Promise<PrometheusServer> {
+    const dir = mkdtempSync(join(tmpdir(), 'promql-diff-'));
+    writeFileSync(join(dir, 'prometheus.yml'), 'global:\n  evaluation_interval: 1m\n');
+    const port = await freePort();
+    const child = spawn(
+      PROMETHEUS_BINARY,
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--web.enable-remote-write-receiver',
+        '--query.lookback-delta=5m',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const log: string[] = [];
+    child.stdout?.on('data', (b: Buffer) => log.push(b.toString()));
+    child.stderr?.on('data', (b: Buffer) => log.push(b.toString()));
+    const server = new PrometheusServer(child, dir, `http://127.0.0.1:${port}`, log);
+    for (let i = 0; i < 300; i++) {
+      if (child.exitCode !== null) break;
+      const ready = await fetch(`${server.url}/-/ready`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ready) return server;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await server.stop();
+    throw new Error(`Prometheus did not become ready:\n${log.join('').slice(-2000)}`);
+  }
+
+  async version(): Promise<string> {
+    const body = (await (await fetch(`${this.url}/api/v1/status/buildinfo`)).json()) as {
+      data: { version: string };
+    };
+    return body.data.version;
+  }
+
+  /** Writes the series in time order, a window at a time: the head refuses samples an hour older than its newest. */
+  async write(series: MemorySeries[], from: number, to: number, window = 10 * 60_000): Promise<void> {
+    for (let start = from; start < to; start += window) {
+      const batch = series.map((s) => ({
+        labels: s.labels,
+        samples: s.samples.filter(([t]) => t >= start && t < start + window),
+      }));
+      const response = await fetch(`${this.url}/api/v1/write`, {
+        method: 'POST',
+        body: encodeWriteRequest(batch),
+        headers: {
+          'Content-Type': 'application/x-protobuf',
+          'Content-Encoding': 'snappy',
+          'X-Prometheus-Remote-Write-Version': '0.1.0',
+        },
+      });
+      if (response.status !== 204)
+        throw new Error(`remote write: ${response.status} ${await response.text()}`);
+    }
+  }
+
+  async query(path: 'query' | 'query_range', params: Record<string, string>): Promise<unknown> {
+    const response = await fetch(`${this.url}/api/v1/${path}`, {
+      method: 'POST',
+      body: new URLSearchParams(params),
+    });
+    return response.json();
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null) {
+      const exited = new Promise((resolve) => this.child.once('exit', resolve));
+      this.child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      if (this.child.exitCode === null) this.child.kill('SIGKILL');
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
