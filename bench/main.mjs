@@ -2,6 +2,7 @@
 import { cpus, totalmem } from 'node:os';
 import { agentsBench } from './agents.mjs';
 import { dispatchBench } from './dispatch.mjs';
+import { mcpBench } from './mcp.mjs';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
 import { tokensBench } from './tokens.mjs';
 import { tunnelBench } from './tunnel.mjs';
@@ -14,6 +15,7 @@ const benches = {
   agents: agentsBench,
   dispatch: dispatchBench,
   tunnel: tunnelBench,
+  mcp: mcpBench,
 };
 
 console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);

@@ -225,7 +225,7 @@ export function parseInvocation(argv: string[], env: CliEnv): Invocation {
 
   if (name === 'mcp') refuseForMcp(values);
   const command = buildCommand(name, values, rest, env);
-  return { help: false, command, json: values.json ?? false, connection: connectionOf(values, env) };
+  return { help: false, command, json: values.json ?? false, connection: connectionOf(values, env, name) };
 }
 
 function parse(argv: string[]) {
@@ -357,14 +357,18 @@ function parseLabels(pairs: string[]): Record<string, string> {
 const pick = (flag: string | undefined, fromEnv: string | undefined): string | undefined =>
   flag !== undefined && flag !== '' ? flag : fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined;
 
-function connectionOf(values: Values, env: CliEnv): Connection {
+function connectionOf(values: Values, env: CliEnv, name: Command['name']): Connection {
   const server = serverUrl(pick(values.server, env.STACKCTL_SERVER) ?? DEFAULT_SERVER);
   const clientId = pick(values['client-id'], env.STACKCTL_CLIENT_ID);
   if (clientId === undefined)
     throw new UsageError('no client id: give --client-id or set STACKCTL_CLIENT_ID.');
   const clientSecret = pick(values['client-secret'], env.STACKCTL_CLIENT_SECRET);
   if (clientSecret === undefined)
-    throw new UsageError('no client secret: give --client-secret or set STACKCTL_CLIENT_SECRET.');
+    throw new UsageError(
+      name === 'mcp'
+        ? 'no client secret: set STACKCTL_CLIENT_SECRET.'
+        : 'no client secret: give --client-secret or set STACKCTL_CLIENT_SECRET.',
+    );
   return { server, clientId, clientSecret };
 }
 

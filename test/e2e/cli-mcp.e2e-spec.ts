@@ -169,5 +169,9 @@ describe('stackctl mcp, a stdio MCP server forwarding to the service', () => {
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('"mcp" takes the client secret from STACKCTL_CLIENT_SECRET only');
+    const none = await stackctl(['mcp'], { STACKCTL_SERVER: t.url, STACKCTL_CLIENT_ID: ADMIN.clientId });
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/^stackctl: no client secret: set STACKCTL_CLIENT_SECRET\.\n/);
   });
 });
