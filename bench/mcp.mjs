@@ -7,28 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { MAIN, median, spawnUntilReady, table } from './lib.mjs';
+import { BENCH_ADMIN, MAIN, benchToken, median, spawnUntilReady, table } from './lib.mjs';
 
 const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 10);
 const WARMUP_SECONDS = 2;
 const CONCURRENCY = Number(process.env.BENCH_MCP_CONCURRENCY ?? 10);
-const BENCH_ADMIN = { id: 'bench-admin', secret: 'bench-admin-secret-0123456789' };
-
-async function accessToken(url) {
-  const res = await fetch(`${url}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'client_credentials',
-      client_id: BENCH_ADMIN.id,
-      client_secret: BENCH_ADMIN.secret,
-      scope: 'tunnel:read',
-    }),
-  });
-  if (res.status !== 200) throw new Error(`token request failed: ${res.status}`);
-  return (await res.json()).access_token;
-}
-
 /**
  * `workers` loops calling `call` back to back for `seconds`: calls/s and the median latency. A call
  * that fails stops the bench (a rate of failures is no rate of calls).
@@ -69,8 +52,7 @@ export async function mcpBench() {
   );
   const client = new Client({ name: 'bench', version: '1.0.0' });
   try {
-    const token = await accessToken(svc.url);
-    const authorization = `Bearer ${token}`;
+    const authorization = `Bearer ${await benchToken(svc.url, 'tunnel:read')}`;
     const http = async () => {
       const res = await fetch(`${svc.url}/api/v1/tunnel/status`, { headers: { authorization } });
       const body = await res.json();
