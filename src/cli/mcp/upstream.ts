@@ -40,7 +40,11 @@ function authorizedFetch(tokens: TokenSource): FetchLike {
   const send = (url: string | URL, init: RequestInit | undefined, token: string) => {
     const headers = new Headers(init?.headers);
     headers.set('authorization', `Bearer ${token}`);
-    return fetch(url, { ...init, headers });
+    // The transport gives every request the one signal of its whole life, and fetch takes its abort
+    // listener off a signal only once the request is garbage: over a long session they pile up (and
+    // Node warns on stderr). A signal per request follows the transport's without a listener on it.
+    const signal = init?.signal ? AbortSignal.any([init.signal]) : undefined;
+    return fetch(url, { ...init, headers, signal });
   };
   return async (url, init) => {
     const token = await tokens.token();
