@@ -96,3 +96,22 @@ export function table(title, headers, rows) {
     '',
   ].join('\n');
 }
+
+/** The bootstrap admin the benchmarks start their services with. */
+export const BENCH_ADMIN = { id: 'bench-admin', secret: 'bench-admin-secret-0123456789' };
+
+/** An access token of BENCH_ADMIN for `scope`, by client credentials. */
+export async function benchToken(url, scope) {
+  const res = await fetch(`${url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      client_id: BENCH_ADMIN.id,
+      client_secret: BENCH_ADMIN.secret,
+      scope,
+    }),
+  });
+  if (res.status !== 200) throw new Error(`token request failed: ${res.status}`);
+  return (await res.json()).access_token;
+}

@@ -4,6 +4,7 @@ import { agentsBench } from './agents.mjs';
 import { dispatchBench } from './dispatch.mjs';
 import { metricChunksBench } from './metric-chunks.mjs';
 import { promqlBench } from './promql.mjs';
+import { mcpBench } from './mcp.mjs';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
 import { tokensBench } from './tokens.mjs';
 import { tunnelBench } from './tunnel.mjs';
@@ -18,6 +19,7 @@ const benches = {
   tunnel: tunnelBench,
   'metric-chunks': metricChunksBench,
   promql: promqlBench,
+  mcp: mcpBench,
 };
 
 console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);

@@ -3,7 +3,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADMIN_URL, MAIN, load, median, pgAdmin as admin, spawnUntilReady, table } from './lib.mjs';
+import {
+  ADMIN_URL,
+  BENCH_ADMIN,
+  MAIN,
+  benchToken,
+  load,
+  median,
+  pgAdmin as admin,
+  spawnUntilReady,
+  table,
+} from './lib.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const LOAD_SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 10);
@@ -54,7 +64,6 @@ export async function startupBench() {
   );
 }
 
-const BENCH_ADMIN = { id: 'bench-admin', secret: 'bench-admin-secret-0123456789' };
 const SERVICE_ENV = (dataDir) => ({
   DATA_DIR: dataDir,
   BOOTSTRAP_CLIENT_ID: BENCH_ADMIN.id,
@@ -62,20 +71,7 @@ const SERVICE_ENV = (dataDir) => ({
   RATE_LIMIT_REQUESTS: '0',
 });
 
-async function bearer(url) {
-  const res = await fetch(`${url}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      grant_type: 'client_credentials',
-      client_id: BENCH_ADMIN.id,
-      client_secret: BENCH_ADMIN.secret,
-      scope: 'orchestrator:read',
-    }),
-  });
-  if (res.status !== 200) throw new Error(`token request failed: ${res.status}`);
-  return `Bearer ${(await res.json()).access_token}`;
-}
+const bearer = async (url) => `Bearer ${await benchToken(url, 'orchestrator:read')}`;
 
 export async function liveThroughputBench() {
   const dataDir = mkdtempSync(join(tmpdir(), 'so-bench-live-'));

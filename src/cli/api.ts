@@ -1,57 +1,17 @@
-import { STATUS_CODES } from 'node:http';
-import type { TokenRequest } from '../contracts/api/index.js';
 import type { Connection } from './args.js';
-import { CliError, EXIT_FAILURE } from './errors.js';
-
-/** How long one HTTP exchange may take before stackctl gives up. */
-const REQUEST_TIMEOUT_MS = 30_000;
-
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
-
-/** A request body as bytes on the wire with its media type. */
-interface Payload {
-  contentType: string;
-  data: string | Uint8Array;
-}
-
-/** Tokens are fetched again this long before they expire, so a long wait does not end in a 401. */
-const TOKEN_RENEW_MARGIN_MS = 60_000;
-
-interface Answer {
-  status: number;
-  body: unknown;
-  requestId: string | undefined;
-  /** Seconds, from the Retry-After header of a 429 or 503. */
-  retryAfter: string | undefined;
-}
-
-/** A failed API call: the CliError to report, with the service's status and (problem) body. */
-export class ApiError extends CliError {
-  constructor(
-    message: string,
-    details: string[],
-    readonly status: number,
-    readonly body: unknown,
-  ) {
-    super(message, EXIT_FAILURE, details);
-    this.name = 'ApiError';
-  }
-
-  /** The problem's `code`, if the answer was a problem. */
-  get code(): string | undefined {
-    return isObject(this.body) ? stringField(this.body, 'code') : undefined;
-  }
-}
+import { exchange, problemError, type Method, type Payload } from './http.js';
+import { TokenSource } from './tokens.js';
 
 /**
- * The service's HTTP API as one client of it: client credentials for an access token (fetched once
- * per run, and again shortly before it expires), then Bearer requests. Every failure becomes a
- * CliError with the service's words.
+ * The service's HTTP API as one client of it: Bearer requests with the tokens of a TokenSource.
+ * Every failure becomes a CliError (an ApiError for an answer) with the service's words.
  */
 export class ApiClient {
-  private accessToken: Promise<{ token: string; renewAt: number }> | undefined;
+  readonly tokens: TokenSource;
 
-  constructor(private readonly connection: Connection) {}
+  constructor(readonly connection: Connection) {
+    this.tokens = new TokenSource(connection);
+  }
 
   /**
    * Calls an API route (`path` relative to the server URL); the JSON answer, undefined for none.
@@ -62,189 +22,18 @@ export class ApiClient {
     path: string,
     options: { body?: unknown; raw?: Payload; query?: Record<string, string> } = {},
   ): Promise<unknown> {
-    const token = await this.token();
-    const url = this.url(path, options.query);
+    const url = new URL(path, this.connection.server);
+    for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.set(name, value);
     const payload =
       options.raw ??
       (options.body === undefined
         ? undefined
         : { contentType: 'application/json', data: JSON.stringify(options.body) });
-    const answer = await this.exchange(method, url, token, payload);
+    const token = await this.tokens.token();
+    let answer = await exchange(method, url, token, payload);
+    // A token the service no longer takes (its key is gone, the clock disagrees): once more with a new one.
+    if (answer.status === 401) answer = await exchange(method, url, await this.tokens.renew(token), payload);
     if (answer.status >= 200 && answer.status < 300) return answer.body;
     throw problemError(answer);
   }
-
-  private async token(): Promise<string> {
-    if (this.accessToken !== undefined) {
-      const held = await this.accessToken;
-      if (held.renewAt > Date.now()) return held.token;
-    }
-    const pending = (this.accessToken = this.fetchToken());
-    try {
-      return (await pending).token;
-    } catch (err) {
-      // A failed fetch is not kept: a later call asks again.
-      if (this.accessToken === pending) this.accessToken = undefined;
-      throw err;
-    }
-  }
-
-  private async fetchToken(): Promise<{ token: string; renewAt: number }> {
-    const requested = Date.now();
-    const answer = await this.exchange('POST', this.url('oauth/token'), undefined, {
-      contentType: 'application/json',
-      data: JSON.stringify({
-        grant_type: 'client_credentials',
-        client_id: this.connection.clientId,
-        client_secret: this.connection.clientSecret,
-      } satisfies TokenRequest),
-    });
-    if (answer.status !== 200) throw problemError(answer);
-    const body = isObject(answer.body) ? answer.body : {};
-    const token = body.access_token;
-    if (typeof token !== 'string' || token === '')
-      throw new CliError('the token endpoint answered without an access token.');
-    const expiresIn = body.expires_in;
-    const lifetimeMs =
-      typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0
-        ? expiresIn * 1000
-        : Number.POSITIVE_INFINITY;
-    // Short-lived tokens are renewed at half their life instead of a fixed margin before the end.
-    const margin = Math.min(TOKEN_RENEW_MARGIN_MS, lifetimeMs / 2);
-    return { token, renewAt: requested + lifetimeMs - margin };
-  }
-
-  private url(path: string, query: Record<string, string> = {}): URL {
-    const url = new URL(path, this.connection.server);
-    for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
-    return url;
-  }
-
-  private async exchange(
-    method: Method,
-    url: URL,
-    token: string | undefined,
-    payload: Payload | undefined,
-  ): Promise<Answer> {
-    const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
-    if (token !== undefined) headers.authorization = `Bearer ${token}`;
-    if (payload !== undefined) headers['content-type'] = payload.contentType;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method,
-        headers,
-        body: payload?.data,
-        // A redirect would carry the credentials elsewhere: report it instead of following it.
-        redirect: 'manual',
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
-    } catch (err) {
-      throw new CliError(`cannot reach ${this.connection.server.origin}: ${describeFetchError(err)}.`);
-    }
-    const requestId = res.headers.get('x-request-id') ?? undefined;
-    const retryAfter = res.headers.get('retry-after') ?? undefined;
-    if (res.status >= 300 && res.status < 400) {
-      const location = res.headers.get('location');
-      throw new CliError(
-        `the server answered HTTP ${res.status} redirecting to ${location ?? 'nowhere'}; give --server the final URL.`,
-      );
-    }
-    let text: string;
-    try {
-      text = await res.text();
-    } catch (err) {
-      throw new CliError(
-        `the answer of ${this.connection.server.origin} broke off: ${describeFetchError(err)}.`,
-      );
-    }
-    const answer: Answer = { status: res.status, body: undefined, requestId, retryAfter };
-    if (text === '') return answer;
-    try {
-      return { ...answer, body: JSON.parse(text) as unknown };
-    } catch {
-      if (res.status >= 400) return answer;
-      throw new CliError(`the server answered HTTP ${res.status} with a body that is not JSON.`);
-    }
-  }
-}
-
-/** An error answer as an ApiError: a problem, an RFC 6749 error, or just the status. */
-function problemError(answer: Answer): ApiError {
-  const body = isObject(answer.body) ? answer.body : {};
-  const requestId = stringField(body, 'request_id') ?? answer.requestId;
-  const request = requestId ? `, request ${requestId}` : '';
-  const retry = answer.retryAfter !== undefined ? [`Retry after ${answer.retryAfter} s.`] : [];
-  const detail = stringField(body, 'detail') ?? stringField(body, 'title');
-  const code = stringField(body, 'code');
-  if (detail !== undefined) {
-    return new ApiError(
-      `${detail} (${code ?? `HTTP ${answer.status}`}${request})`,
-      [...fieldErrors(body), ...retry],
-      answer.status,
-      answer.body,
-    );
-  }
-  const oauthError = stringField(body, 'error');
-  if (oauthError !== undefined) {
-    const description = stringField(body, 'error_description') ?? 'The token request was refused.';
-    return new ApiError(`${description} (${oauthError}${request})`, retry, answer.status, answer.body);
-  }
-  const reason = STATUS_CODES[answer.status] ?? 'Error';
-  const id = requestId ? ` (request ${requestId})` : '';
-  return new ApiError(
-    `the server answered HTTP ${answer.status} ${reason}${id}.`,
-    retry,
-    answer.status,
-    answer.body,
-  );
-}
-
-/** A problem's `errors[]` as indented lines (see {@link fieldErrorLine}). */
-function fieldErrors(body: Record<string, unknown>): string[] {
-  const errors = body.errors;
-  if (!Array.isArray(errors)) return [];
-  return errors.filter(isObject).map((e) => `  ${fieldErrorLine(e)}`);
-}
-
-/**
- * One entry of a problem's `errors[]`: `path: message`, or for a position in a file (a stack
- * definition) `line:column path [category] message`, the parts it has.
- */
-export function fieldErrorLine(error: Record<string, unknown>): string {
-  const path = stringField(error, 'path');
-  const message = stringField(error, 'message') ?? 'invalid';
-  const { line, column } = error;
-  if (isPosition(line) && isPosition(column)) {
-    const category = stringField(error, 'category');
-    return [`${line}:${column}`, path, category === undefined ? undefined : `[${category}]`, message]
-      .filter((part) => part !== undefined)
-      .join(' ');
-  }
-  return path ? `${path}: ${message}` : message;
-}
-
-const isPosition = (value: unknown): value is number =>
-  typeof value === 'number' && Number.isInteger(value) && value > 0;
-
-/** fetch's "fetch failed" hides the reason in `cause` (an AggregateError for dual-stack hosts). */
-function describeFetchError(err: unknown): string {
-  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
-    return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
-  let reason: unknown = err instanceof Error && err.cause !== undefined ? err.cause : err;
-  if (reason instanceof AggregateError && reason.message === '' && reason.errors.length > 0)
-    reason = reason.errors[0];
-  if (reason instanceof Error) {
-    const code = (reason as Error & { code?: unknown }).code;
-    return reason.message.trim() || (typeof code === 'string' ? code : reason.name);
-  }
-  return String(reason);
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
-function stringField(body: Record<string, unknown>, name: string): string | undefined {
-  const value = body[name];
-  return typeof value === 'string' && value !== '' ? value : undefined;
 }

@@ -67,7 +67,8 @@ export type Command =
   | { name: 'tunnel subdomains' }
   | { name: 'tunnel services'; baseId: string }
   | { name: 'tunnel validate-url'; url: string; save: boolean }
-  | { name: 'tunnel install-command'; token: JoinTokenSource };
+  | { name: 'tunnel install-command'; token: JoinTokenSource }
+  | { name: 'mcp' };
 
 /**
  * Where `tunnel install-command` reads the join token: a file, standard input or the environment,
@@ -166,6 +167,7 @@ const COMMANDS: Record<Command['name'], CommandSpec> = {
   'tunnel services': { options: [], args: ['BASE_ID'] },
   'tunnel validate-url': { options: ['no-save'], args: ['URL'] },
   'tunnel install-command': { options: ['token-file'], args: [] },
+  mcp: { options: [], args: [] },
 };
 
 const TOKEN_WAYS = '--token-file FILE, --token-file - (standard input) or STACKCTL_JOIN_TOKEN';
@@ -188,9 +190,11 @@ export function parseInvocation(argv: string[], env: CliEnv): Invocation {
   const { values, positionals } = parsed;
   if (values.help) return { help: true };
 
-  const [group, action, ...rest] = positionals;
+  const [group, action, ...more] = positionals;
   if (group === undefined) throw new UsageError('no command given.');
-  if (action === undefined) {
+  // `mcp` is the one command of a single word.
+  const single = isCommandName(group);
+  if (!single && action === undefined) {
     const known = Object.keys(COMMANDS).filter((command) => command.startsWith(`${group} `));
     const example = known.includes(`${group} list`) ? `${group} list` : known[0];
     throw new UsageError(
@@ -199,8 +203,9 @@ export function parseInvocation(argv: string[], env: CliEnv): Invocation {
         : `unknown command "${group}".`,
     );
   }
-  const name = `${group} ${action}`;
+  const name = single ? group : `${group} ${action}`;
   if (!isCommandName(name)) throw new UsageError(`unknown command "${name}".`);
+  const rest = single ? positionals.slice(1) : more;
   const spec = COMMANDS[name];
   for (const option of COMMAND_OPTIONS) {
     if (values[option] !== undefined && !spec.options.includes(option))
@@ -218,8 +223,9 @@ export function parseInvocation(argv: string[], env: CliEnv): Invocation {
         : `unexpected argument "${rest[spec.args.length]}".`,
     );
 
+  if (name === 'mcp') refuseForMcp(values);
   const command = buildCommand(name, values, rest, env);
-  return { help: false, command, json: values.json ?? false, connection: connectionOf(values, env) };
+  return { help: false, command, json: values.json ?? false, connection: connectionOf(values, env, name) };
 }
 
 function parse(argv: string[]) {
@@ -302,7 +308,23 @@ function buildCommand(name: Command['name'], values: Values, args: string[], env
       return { name, url: args[0], save: !(values['no-save'] ?? false) };
     case 'tunnel install-command':
       return { name, token: joinTokenSource(values['token-file'], env.STACKCTL_JOIN_TOKEN) };
+    case 'mcp':
+      return { name };
   }
+}
+
+/**
+ * `mcp` runs as a desktop client's child for hours: its arguments sit in the client's configuration
+ * and in the process list, so the secret comes from the environment only; and its standard output
+ * is JSON-RPC, so --json has nothing to change.
+ */
+function refuseForMcp(values: Values): void {
+  if (values['client-secret'] !== undefined)
+    throw new UsageError(
+      '"mcp" takes the client secret from STACKCTL_CLIENT_SECRET only, not --client-secret.',
+    );
+  if (values.json !== undefined)
+    throw new UsageError('"mcp" speaks JSON-RPC on standard output; --json does not apply.');
 }
 
 /** The one place the join token comes from; giving it two ways is a mistake worth stopping at. */
@@ -335,14 +357,18 @@ function parseLabels(pairs: string[]): Record<string, string> {
 const pick = (flag: string | undefined, fromEnv: string | undefined): string | undefined =>
   flag !== undefined && flag !== '' ? flag : fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined;
 
-function connectionOf(values: Values, env: CliEnv): Connection {
+function connectionOf(values: Values, env: CliEnv, name: Command['name']): Connection {
   const server = serverUrl(pick(values.server, env.STACKCTL_SERVER) ?? DEFAULT_SERVER);
   const clientId = pick(values['client-id'], env.STACKCTL_CLIENT_ID);
   if (clientId === undefined)
     throw new UsageError('no client id: give --client-id or set STACKCTL_CLIENT_ID.');
   const clientSecret = pick(values['client-secret'], env.STACKCTL_CLIENT_SECRET);
   if (clientSecret === undefined)
-    throw new UsageError('no client secret: give --client-secret or set STACKCTL_CLIENT_SECRET.');
+    throw new UsageError(
+      name === 'mcp'
+        ? 'no client secret: set STACKCTL_CLIENT_SECRET.'
+        : 'no client secret: give --client-secret or set STACKCTL_CLIENT_SECRET.',
+    );
   return { server, clientId, clientSecret };
 }
 

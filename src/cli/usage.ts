@@ -71,6 +71,10 @@ Commands:
                                 The commands that install an agent on a new node with a join
                                 token: read from FILE ("-": standard input), else from
                                 STACKCTL_JOIN_TOKEN; never from the command line
+  mcp                           Serve the service's MCP tools, resources and prompts on standard
+                                input and output, for desktop AI clients that start a local
+                                program; the client secret comes from STACKCTL_CLIENT_SECRET only,
+                                tokens are fetched and renewed as needed, diagnostics go to stderr
 
 Global options:
   --server URL            Base URL of the service (env STACKCTL_SERVER, default ${DEFAULT_SERVER})

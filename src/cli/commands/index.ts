@@ -8,8 +8,9 @@ import { runStacks } from './stacks.js';
 import { runJobs } from './jobs.js';
 import { runDrift } from './drift.js';
 import { runTunnel } from './tunnel.js';
+import { runMcp } from './mcp.js';
 
-type Resource = Command['name'] extends `${infer R} ${string}` ? R : never;
+type Resource = Exclude<Command['name'], 'mcp'> extends `${infer R} ${string}` ? R : never;
 
 const isOf = <R extends Resource>(
   command: Command,
@@ -26,6 +27,7 @@ export async function execute(api: ApiClient, command: Command, json: boolean): 
   if (isOf(command, 'jobs')) return runJobs(api, command, json);
   if (isOf(command, 'drift')) return runDrift(api, command, json);
   if (isOf(command, 'tunnel')) return runTunnel(api, command, json);
+  if (command.name === 'mcp') return runMcp(api.connection);
   // Every resource is handled above: a new one fails to compile here until it is.
   const unhandled: never = command;
   throw new Error(`no handler for ${(unhandled as Command).name}`);

@@ -1,4 +1,5 @@
-import { fieldErrorLine, type ApiClient } from '../api.js';
+import type { ApiClient } from '../api.js';
+import { fieldErrorLine } from '../http.js';
 import type { Command } from '../args.js';
 import { clean, printJson, table } from '../output.js';
 import {

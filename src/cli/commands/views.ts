@@ -4,7 +4,7 @@
 // `shape`). The service's closed sets of words (statuses, kinds, scopes) are read as any string, so
 // an answer with a word this stackctl does not know yet is printed, not refused.
 import type * as api from '../../contracts/api/index.js';
-import { ApiError } from '../api.js';
+import { ApiError } from '../http.js';
 
 type Guard<T> = (value: unknown) => value is T;
 
