@@ -6,7 +6,8 @@ import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { RequestContext, type Caller } from '../common/request-context.js';
-import { PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators.js';
+import { ACCEPTS_BASIC, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators.js';
+import { BasicCredentials } from './basic-credentials.js';
 import {
   insufficientScope,
   invalidToken,
@@ -22,8 +23,9 @@ import { RESOURCE_METADATA_PATH } from './oauth-metadata.js';
 
 /**
  * The global guard: every route is closed unless it is @Public() or declares its scopes with
- * @RequireScopes(). It verifies the Bearer token (passport-jwt), puts the caller in the request
- * context, applies the per-client rate limit and checks the scopes.
+ * @RequireScopes(). It verifies the Bearer token (passport-jwt), or on routes marked
+ * @AcceptsBasicAuth() a client id and secret, puts the caller in the request context, applies the
+ * per-client rate limit and checks the scopes.
  */
 @Injectable()
 export class AccessGuard extends AuthGuard('jwt') {
@@ -33,6 +35,7 @@ export class AccessGuard extends AuthGuard('jwt') {
   constructor(
     private readonly reflector: Reflector,
     private readonly limits: RateLimitsService,
+    private readonly basic: BasicCredentials,
     config: AppConfig,
   ) {
     super();
@@ -60,8 +63,13 @@ export class AccessGuard extends AuthGuard('jwt') {
       );
       throw undeclaredRoute();
     }
+    const basic =
+      /^Basic\b/i.test(req.headers.authorization ?? '') &&
+      this.reflector.getAllAndOverride<boolean | undefined>(ACCEPTS_BASIC, targets) === true;
     try {
-      await super.canActivate(context);
+      if (basic)
+        (req as Request & { user: Caller }).user = await this.basic.caller(req.headers.authorization ?? '');
+      else await super.canActivate(context);
     } catch (err) {
       if (debug)
         this.logger.debug({ route, required_scopes: scopes, decision: 'unauthenticated' }, 'access decision');

@@ -4,6 +4,7 @@ import type { Scope } from './scopes.js';
 
 export const PUBLIC_ROUTE = 'auth:public';
 export const REQUIRED_SCOPES = 'auth:scopes';
+export const ACCEPTS_BASIC = 'auth:basic';
 
 /** No token needed: probes, /metrics, orchestrator health, the token endpoint, the key set. */
 export const Public = () => SetMetadata(PUBLIC_ROUTE, true);
@@ -13,6 +14,12 @@ export const Public = () => SetMetadata(PUBLIC_ROUTE, true);
  * scopes, any valid token will do. A route with neither this nor @Public() is refused to everyone.
  */
 export const RequireScopes = (...scopes: Scope[]) => applyDecorators(SetMetadata(REQUIRED_SCOPES, scopes));
+
+/**
+ * The route also takes HTTP Basic with a client id and secret instead of a Bearer token (the
+ * metric store's routes, for Grafana and Prometheus); scopes are then the client's own.
+ */
+export const AcceptsBasicAuth = () => SetMetadata(ACCEPTS_BASIC, true);
 
 /** The client a request acts for, as its verified access token says. */
 export type Caller = AuthenticatedCaller;

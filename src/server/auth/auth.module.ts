@@ -4,6 +4,7 @@ import { PassportModule } from '@nestjs/passport';
 import { AccessGuard } from './access.guard.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
+import { BasicCredentials } from './basic-credentials.js';
 import { ClientsRepository } from './clients.repository.js';
 import { ClientsService } from './clients.service.js';
 import { JwtStrategy } from './jwt.strategy.js';
@@ -19,6 +20,7 @@ import { SigningKeysService } from './signing-keys.service.js';
   providers: [
     AuthService,
     ClientsService,
+    BasicCredentials,
     SigningKeysService,
     RateLimitsService,
     JwtStrategy,

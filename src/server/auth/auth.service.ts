@@ -1,3 +1,4 @@
+import { splitBasic } from './basic-credentials.js';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { every } from '../common/periodic.js';
 import { randomUUID } from 'node:crypto';
@@ -233,15 +234,13 @@ function clientCredentialsOf(
 ): Credentials | undefined {
   const bodyId = field(body, 'client_id');
   const bodySecret = field(body, 'client_secret');
-  const basic = authorization?.match(/^Basic\s+([A-Za-z0-9+/=]+)\s*$/i);
   if (authorization && /^Basic\b/i.test(authorization)) {
     if (bodySecret !== undefined) throw invalidRequest('Use one client authentication method, not two.');
-    const decoded = basic ? Buffer.from(basic[1], 'base64').toString('utf8') : '';
-    const colon = decoded.indexOf(':');
-    if (colon < 1) throw invalidClient('Basic');
+    const basic = splitBasic(authorization);
     try {
-      const clientId = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
-      const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
+      // RFC 6749 2.3.1: the token endpoint's Basic credentials are form-encoded first.
+      const clientId = decodeURIComponent((basic?.id ?? '').replace(/\+/g, ' '));
+      const secret = decodeURIComponent((basic?.secret ?? '').replace(/\+/g, ' '));
       if (bodyId !== undefined && bodyId !== clientId)
         throw invalidRequest('client_id does not match the Basic credentials.');
       return { clientId, secret, scheme: 'Basic' };

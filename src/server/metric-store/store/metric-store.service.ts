@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/config.js';
 import type { LabelSet, Matcher, Queryable, SeriesSamples } from '../series.js';
 import type { BatchGroup } from './batch-rows.js';
-import { SampleStore } from './sample-store.js';
+import { SampleStore, type MetricMetadata } from './sample-store.js';
 import { compileMatcher, matchesAll } from '../matchers.js';
 import { SeriesIndex } from './series-index.js';
 
@@ -78,6 +78,16 @@ export class MetricStoreService {
         Math.max(this.newest.get(g.seriesId) ?? -Infinity, g.timestamps[g.timestamps.length - 1]),
       );
     return result;
+  }
+
+  /** What the owner's metrics are (TYPE, HELP, UNIT from remote write or text import), by name. */
+  async metadata(owner: string, metric?: string): Promise<MetricMetadata[]> {
+    return this.samples.metadata(owner, metric);
+  }
+
+  /** Records metric metadata; the latest description of a metric wins. */
+  async writeMetadata(owner: string, entries: readonly MetricMetadata[]): Promise<void> {
+    await this.samples.writeMetadata(owner, entries);
   }
 
   /** The engine's view of one owner's data. */

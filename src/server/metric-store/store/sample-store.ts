@@ -12,6 +12,14 @@ const MAX_CACHED_BATCHES = 4096;
 
 export const windowOf = (t: number): number => Math.floor(t / WINDOW_MS) * WINDOW_MS;
 
+/** A metric's TYPE, HELP and UNIT as exposition formats and remote write carry them. */
+export interface MetricMetadata {
+  metric: string;
+  type: string;
+  help: string;
+  unit: string;
+}
+
 interface ChunkRow {
   series_id: string;
   data: Buffer;
@@ -47,6 +55,34 @@ export class SampleStore {
     await this.dataSource.query(
       `INSERT INTO metric_batches (owner, data, samples, min_t, max_t) VALUES ($1, $2, $3, $4, $5)`,
       [owner, Buffer.from(encodeBatch(groups)), samples, minT, maxT],
+    );
+  }
+
+  async metadata(owner: string, metric?: string): Promise<MetricMetadata[]> {
+    return this.dataSource.query<MetricMetadata[]>(
+      `SELECT metric_name AS metric, type, help, unit FROM metric_metadata
+        WHERE owner = $1 AND ($2::text IS NULL OR metric_name = $2) ORDER BY metric_name`,
+      [owner, metric ?? null],
+    );
+  }
+
+  async writeMetadata(owner: string, entries: readonly MetricMetadata[]): Promise<void> {
+    if (entries.length === 0) return;
+    const unique = [...new Map(entries.map((e) => [e.metric, e])).values()];
+    await this.dataSource.query(
+      `INSERT INTO metric_metadata (owner, metric_name, type, help, unit)
+       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])
+       ON CONFLICT (owner, metric_name) DO UPDATE
+         SET type = EXCLUDED.type, help = EXCLUDED.help, unit = EXCLUDED.unit, updated_at = now()
+         WHERE (metric_metadata.type, metric_metadata.help, metric_metadata.unit)
+               IS DISTINCT FROM (EXCLUDED.type, EXCLUDED.help, EXCLUDED.unit)`,
+      [
+        owner,
+        unique.map((e) => e.metric),
+        unique.map((e) => e.type),
+        unique.map((e) => e.help),
+        unique.map((e) => e.unit),
+      ],
     );
   }
 

@@ -1,0 +1,218 @@
+import { MetricInputError } from '../errors.js';
+import { isValidLabelName } from '../labels.js';
+import {
+  instantQuery,
+  parseSeriesSelector,
+  PromqlError,
+  rangeQuery,
+  type QueryResult,
+} from '../promql/index.js';
+import type { LabelSet, Matcher } from '../series.js';
+import type { MetricStoreService } from '../store/metric-store.service.js';
+import { formatTimestamp, formatValue } from './format.js';
+import {
+  BadDataError,
+  MAX_TIME_MS,
+  MIN_TIME_MS,
+  param,
+  parseDuration,
+  parseOptionalTime,
+  parseRange,
+} from './params.js';
+
+/** The longest a query may run (Prometheus's --query.timeout default); `timeout` only shortens it. */
+export const QUERY_TIMEOUT_MS = 120_000;
+/** Samples one query may load: bounds its memory (16 bytes a sample in typed arrays). */
+export const MAX_QUERY_SAMPLES = 5_000_000;
+/** Series one query may answer. */
+export const MAX_QUERY_SERIES = 10_000;
+
+/** A failure in the Prometheus API's own terms: its error type and HTTP status. */
+export class PromApiError extends Error {
+  constructor(
+    readonly errorType: 'bad_data' | 'execution' | 'timeout' | 'internal' | 'unavailable',
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+const STATUS = { bad_data: 400, execution: 422, timeout: 503 } as const;
+
+/** The API's failures from the parts below it; anything else is rethrown. */
+export function apiError(err: unknown): PromApiError {
+  if (err instanceof PromApiError) return err;
+  if (err instanceof BadDataError) return new PromApiError('bad_data', err.message, 400);
+  if (err instanceof MetricInputError) return new PromApiError('bad_data', err.message, 400);
+  if (err instanceof PromqlError) return new PromApiError(err.errorType, err.message, STATUS[err.errorType]);
+  throw err;
+}
+
+export type Form = Record<string, string | string[] | undefined>;
+
+const one = (form: Form, name: string): string | undefined => {
+  const value = form[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+/** `match[]` as Prometheus reads it: every value given (the form decoder may key it either way). */
+const matchParams = (form: Form): string[] => {
+  const value = form['match[]'] ?? form.match;
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+};
+
+type JsonLabels = Record<string, string>;
+const labelsJson = (labels: LabelSet): JsonLabels => Object.fromEntries(labels.map((l) => [l.name, l.value]));
+
+/**
+ * The Prometheus HTTP API's query side over one owner's data: query, query_range, series, labels
+ * and label values, with Prometheus 2.42's parameters, result shapes and errors.
+ */
+export class PrometheusApi {
+  constructor(
+    private readonly store: MetricStoreService,
+    private readonly owner: string,
+    private readonly now = Date.now(),
+  ) {}
+
+  async query(form: Form): Promise<object> {
+    const query = one(form, 'query') ?? '';
+    const time = parseOptionalTime('time', one(form, 'time'), this.now);
+    const result = await instantQuery(this.store.queryable(this.owner), query, time, this.limits(form));
+    return resultJson(result);
+  }
+
+  async queryRange(form: Form): Promise<object> {
+    const range = parseRange({ start: one(form, 'start'), end: one(form, 'end'), step: one(form, 'step') });
+    const options = this.limits(form);
+    const result = await rangeQuery(
+      this.store.queryable(this.owner),
+      one(form, 'query') ?? '',
+      range.start,
+      range.end,
+      range.step,
+      options,
+    );
+    return resultJson(result);
+  }
+
+  async series(form: Form): Promise<JsonLabels[]> {
+    const selectors = matchParams(form);
+    if (selectors.length === 0) throw new PromApiError('bad_data', 'no match[] parameter provided', 400);
+    const found = await this.matching(form, selectors);
+    return limited(form, found.map(labelsJson));
+  }
+
+  async labels(form: Form): Promise<string[]> {
+    const found = await this.matching(form, matchParams(form));
+    const names = new Set(found.flatMap((labels) => labels.map((l) => l.name)));
+    return limited(form, [...names].sort());
+  }
+
+  async labelValues(name: string, form: Form): Promise<string[]> {
+    if (!isValidLabelName(name)) throw new PromApiError('bad_data', `invalid label name: "${name}"`, 400);
+    const found = await this.matching(form, matchParams(form));
+    const values = new Set(
+      found.flatMap((labels) => labels.filter((l) => l.name === name).map((l) => l.value)),
+    );
+    return limited(form, [...values].sort());
+  }
+
+  /** `{metric: [{type, help, unit}]}` for the owner's metrics, optionally one (`metric`), at most `limit`. */
+  async metadata(form: Form): Promise<Record<string, { type: string; help: string; unit: string }[]>> {
+    const rows = await this.store.metadata(this.owner, one(form, 'metric') || undefined);
+    const limit = one(form, 'limit');
+    const max = limit === undefined || limit === '' ? Infinity : Number(limit);
+    if (Number.isNaN(max)) throw new BadDataError(`invalid parameter "limit": cannot parse "${limit}"`);
+    const out: Record<string, { type: string; help: string; unit: string }[]> = {};
+    for (const row of rows) {
+      if (max > 0 && Object.keys(out).length >= max) break;
+      out[row.metric] = [{ type: row.type, help: row.help, unit: row.unit }];
+    }
+    return out;
+  }
+
+  /** Label sets of the series with samples in [start, end] matching any selector (all series for none). */
+  private async matching(form: Form, selectors: string[]): Promise<LabelSet[]> {
+    const start = one(form, 'start')
+      ? param('start', () => parseOptionalTime('start', one(form, 'start'), 0))
+      : MIN_TIME_MS;
+    const end = one(form, 'end')
+      ? param('end', () => parseOptionalTime('end', one(form, 'end'), 0))
+      : MAX_TIME_MS;
+    const sets: Matcher[][] = selectors.length === 0 ? [[{ type: '=~', name: '__name__', value: '.+' }]] : [];
+    for (const selector of selectors) sets.push(param('match[]', () => parseSelector(selector)));
+    const byKey = new Map<string, LabelSet>();
+    for (const matchers of sets)
+      for (const s of await this.store.select(this.owner, matchers, start, end))
+        byKey.set(JSON.stringify(s.labels), s.labels);
+    return [...byKey.values()].sort(compareSets);
+  }
+
+  private limits(form: Form): { deadline: number; maxSamples: number; maxSeries: number } {
+    const given = one(form, 'timeout');
+    const timeout = given
+      ? Math.min(
+          param('timeout', () => parseDuration(given)),
+          QUERY_TIMEOUT_MS,
+        )
+      : QUERY_TIMEOUT_MS;
+    return { deadline: Date.now() + timeout, maxSamples: MAX_QUERY_SAMPLES, maxSeries: MAX_QUERY_SERIES };
+  }
+}
+
+function parseSelector(text: string): Matcher[] {
+  try {
+    return parseSeriesSelector(text);
+  } catch (err) {
+    if (err instanceof PromqlError) throw new BadDataError(err.message);
+    throw err;
+  }
+}
+
+function limited<T>(form: Form, items: T[]): T[] {
+  const text = one(form, 'limit');
+  if (text === undefined || text === '') return items;
+  const limit = Number(text);
+  if (!Number.isInteger(limit) || limit < 0)
+    throw new BadDataError(`invalid parameter "limit": cannot parse "${text}"`);
+  return limit === 0 ? items : items.slice(0, limit);
+}
+
+function compareSets(a: LabelSet, b: LabelSet): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i].name !== b[i].name) return a[i].name < b[i].name ? -1 : 1;
+    if (a[i].value !== b[i].value) return a[i].value < b[i].value ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/** A result as the API writes it: `[seconds, "value"]` points, labels as objects. */
+export function resultJson(result: QueryResult): object {
+  switch (result.resultType) {
+    case 'scalar':
+      return {
+        resultType: 'scalar',
+        result: [formatTimestamp(result.result.t), formatValue(result.result.v)],
+      };
+    case 'string':
+      return { resultType: 'string', result: [formatTimestamp(result.result.t), result.result.v] };
+    case 'vector':
+      return {
+        resultType: 'vector',
+        result: result.result.map((s) => ({
+          metric: labelsJson(s.metric),
+          value: [formatTimestamp(s.t), formatValue(s.v)],
+        })),
+      };
+    case 'matrix':
+      return {
+        resultType: 'matrix',
+        result: result.result.map((s) => ({
+          metric: labelsJson(s.metric),
+          values: s.t.map((t, i) => [formatTimestamp(t), formatValue(s.v[i])]),
+        })),
+      };
+  }
+}
