@@ -54,6 +54,9 @@ describe('parseExpr', () => {
     ['a / b offset 5m', '[a / b offset 300000]'],
     ['a + b @ 100', '[a + b @ 100000]'],
     ['-x offset 1m', '-{x offset 60000}'],
+    // lezer puts this offset above `a unless b`, and `<=` above that.
+    ['a unless b offset 5m <= c', '[a unless [b offset 300000 <= c]]'],
+    ['-a offset 1m ^ 2 * b', '[-{[a offset 60000 ^ 2]} * b]'],
     ['rate(x[5m] offset -1m @ 1.5)', 'rate(x offset -60000 @ 1500[300000])'],
     ['x @ start()', 'x @ start'],
     ['sum(x) by (a, b)', 'sum by(a,b)(x)'],
