@@ -134,6 +134,7 @@ async function prepare(
       series.sort((a, b) => compareLabels(a.labels, b.labels)),
     );
   }
+  ctx.checkDeadline();
   return ctx;
 }
 

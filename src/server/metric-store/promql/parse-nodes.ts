@@ -1,6 +1,6 @@
 /**
  * Reading lezer-promql's nodes for parse.ts: literals, durations, and the postfix modifiers (range,
- * subquery, offset, @) with 2.42's placement rules.
+ * subquery, offset, @) with 2.42's rules for what they may follow.
  */
 import { parser } from '@prometheus-io/lezer-promql';
 import type { AtModifier, Expr } from './ast.js';
@@ -23,17 +23,6 @@ export function children(node: SyntaxNode): SyntaxNode[] {
   const out: SyntaxNode[] = [];
   for (let c = node.firstChild; c; c = c.nextSibling) if (c.name !== 'LineComment') out.push(c);
   return out;
-}
-
-/**
- * Applies a postfix modifier (range, subquery, offset, @) as 2.42's grammar binds it: tighter than
- * any operator. lezer's tree puts a trailing modifier above a whole unparenthesized binary or
- * unary expression; it belongs to that expression's rightmost operand.
- */
-export function postfix(e: Expr, apply: (target: Expr) => Expr): Expr {
-  if (e.type === 'binary') return { ...e, rhs: postfix(e.rhs, apply) };
-  if (e.type === 'unary') return { ...e, expr: postfix(e.expr, apply) };
-  return apply(e);
 }
 
 export abstract class NodeReader {
@@ -74,31 +63,28 @@ export abstract class NodeReader {
     return ms;
   }
 
-  protected subquery(kids: SyntaxNode[]): Expr {
-    const range = this.duration(kids[1]);
-    const step = kids[2] ? this.duration(kids[2]) : 0;
-    return postfix(this.expr(kids[0]), (inner) => ({
-      type: 'subquery',
-      expr: inner,
-      range,
-      step,
-      offset: 0,
-      at: null,
-    }));
-  }
-
-  protected matrixSelector(node: SyntaxNode, kids: SyntaxNode[]): Expr {
-    const range = this.duration(kids[1]);
-    return postfix(this.expr(kids[0]), (inner) => {
-      if (inner.type !== 'vectorSelector') this.fail(node, 'ranges only allowed for vector selectors');
-      if (inner.offset !== 0) this.fail(node, 'no offset modifiers allowed before range');
-      if (inner.at !== null) this.fail(node, 'no @ modifiers allowed before range');
-      return { type: 'matrixSelector', selector: inner, range };
-    });
-  }
-
-  protected offset(node: SyntaxNode, kids: SyntaxNode[]): Expr {
-    return postfix(this.expr(kids[0]), (target) => this.setOffset(node, kids, target));
+  /** What a postfix node (range, subquery, offset, @) does to the operand it follows. */
+  protected modifier(node: SyntaxNode, kids: SyntaxNode[]): (target: Expr) => Expr {
+    switch (node.name) {
+      case 'MatrixSelector': {
+        const range = this.duration(kids[1]);
+        return (inner) => {
+          if (inner.type !== 'vectorSelector') this.fail(node, 'ranges only allowed for vector selectors');
+          if (inner.offset !== 0) this.fail(node, 'no offset modifiers allowed before range');
+          if (inner.at !== null) this.fail(node, 'no @ modifiers allowed before range');
+          return { type: 'matrixSelector', selector: inner, range };
+        };
+      }
+      case 'SubqueryExpr': {
+        const range = this.duration(kids[1]);
+        const step = kids[2] ? this.duration(kids[2]) : 0;
+        return (inner) => ({ type: 'subquery', expr: inner, range, step, offset: 0, at: null });
+      }
+      case 'OffsetExpr':
+        return (target) => this.setOffset(node, kids, target);
+      default:
+        return (target) => this.setAt(node, kids, target);
+    }
   }
 
   protected setOffset(node: SyntaxNode, kids: SyntaxNode[], target: Expr): Expr {
@@ -120,10 +106,6 @@ export abstract class NodeReader {
     if (holder.offset !== 0) this.fail(node, 'offset may not be set multiple times');
     holder.offset = sign * ms;
     return target;
-  }
-
-  protected at(node: SyntaxNode, kids: SyntaxNode[]): Expr {
-    return postfix(this.expr(kids[0]), (target) => this.setAt(node, kids, target));
   }
 
   protected setAt(node: SyntaxNode, kids: SyntaxNode[], target: Expr): Expr {

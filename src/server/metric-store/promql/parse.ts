@@ -12,6 +12,7 @@ import { checkAst } from './check.js';
 import { PromqlParseError } from './errors.js';
 import { HOLT_WINTERS_ALIAS, positionOf, prepareSource } from './parse-scan.js';
 import { children, findError, NodeReader, type SyntaxNode } from './parse-nodes.js';
+import { buildOperators, type Token } from './parse-operators.js';
 import { compileAnchored, RegexSyntaxError } from './regex.js';
 import { FUNCTIONS } from './functions/signatures.js';
 import { METRIC_NAME } from './labels.js';
@@ -71,43 +72,77 @@ class Converter extends NodeReader {
     const kids = children(node);
     switch (node.name) {
       case 'NumberDurationLiteral':
+        if (/^[+-]/.test(this.text(node))) return this.operators(node);
         return { type: 'number', value: this.number(node) };
       case 'StringLiteral':
         return { type: 'string', value: this.string(node) };
       case 'ParenExpr':
         return { type: 'paren', expr: this.expr(kids[0]) };
-      case 'UnaryExpr': {
-        const op = this.text(kids[0]) as '+' | '-';
-        const inner = this.expr(kids[1]);
-        // 2.42 folds a sign into a number literal directly under it.
-        if (inner.type === 'number')
-          return { type: 'number', value: op === '-' ? -inner.value : inner.value };
-        return { type: 'unary', op, expr: inner };
-      }
+      case 'UnaryExpr':
       case 'BinaryExpr':
-        return this.binary(node, kids);
+      case 'MatrixSelector':
+      case 'SubqueryExpr':
+      case 'OffsetExpr':
+      case 'StepInvariantExpr':
+        return this.operators(node);
       case 'AggregateExpr':
         return this.aggregate(node, kids);
       case 'FunctionCall':
         return this.call(node, kids);
       case 'VectorSelector':
         return this.vectorSelector(node, kids);
-      case 'MatrixSelector':
-        return this.matrixSelector(node, kids);
-      case 'SubqueryExpr':
-        return this.subquery(kids);
-      case 'OffsetExpr':
-        return this.offset(node, kids);
-      case 'StepInvariantExpr':
-        return this.at(node, kids);
       default:
         return this.fail(node, `unexpected ${node.name}`);
     }
   }
 
-  private binary(node: SyntaxNode, kids: SyntaxNode[]): Expr {
-    const [lhsNode, opNode] = kids;
-    const rhsNode = kids[kids.length - 1];
+  /** An operator expression: flattened to tokens, rebuilt by 2.42's precedence (parse-operators.ts). */
+  private operators(node: SyntaxNode): Expr {
+    const tokens: Token[] = [];
+    this.flatten(node, tokens);
+    return buildOperators(tokens);
+  }
+
+  private flatten(node: SyntaxNode, tokens: Token[]): void {
+    const kids = children(node);
+    const text = this.text(node);
+    switch (node.name) {
+      case 'BinaryExpr':
+        this.flatten(kids[0], tokens);
+        tokens.push(this.operator(kids));
+        this.flatten(kids[kids.length - 1], tokens);
+        return;
+      case 'UnaryExpr':
+        tokens.push({ kind: 'unary', op: this.text(kids[0]) as '+' | '-' });
+        this.flatten(kids[1], tokens);
+        return;
+      case 'NumberDurationLiteral': {
+        // lezer reads `-2` as one literal; to 2.42 the sign is a unary operator.
+        if (!/^[+-]/.test(text)) break;
+        const value = this.number(node);
+        tokens.push({ kind: 'unary', op: text[0] as '+' | '-' });
+        tokens.push({ kind: 'operand', expr: { type: 'number', value: text[0] === '-' ? -value : value } });
+        return;
+      }
+      case 'MatrixSelector':
+      case 'SubqueryExpr':
+      case 'OffsetExpr':
+      case 'StepInvariantExpr': {
+        const apply = this.modifier(node, kids);
+        this.flatten(kids[0], tokens);
+        const last = tokens[tokens.length - 1];
+        if (last.kind !== 'operand') this.fail(node, `unexpected ${text}`);
+        last.expr = apply(last.expr);
+        return;
+      }
+      default:
+        break;
+    }
+    tokens.push({ kind: 'operand', expr: this.expr(node) });
+  }
+
+  private operator(kids: SyntaxNode[]): Token {
+    const opNode = kids[1];
     const op = BINARY_OPS[opNode.name] ?? this.fail(opNode, `unexpected operator ${this.text(opNode)}`);
     let returnBool = false;
     const matching: VectorMatching = { card: 'one-to-one', on: false, labels: [], include: [] };
@@ -116,15 +151,7 @@ class Converter extends NodeReader {
       else if (mod.name === 'MatchingModifierClause') this.matching(mod, matching);
       else this.fail(mod, `unexpected ${this.text(mod)}`);
     }
-    const rhs = this.expr(rhsNode);
-    // lezer reads `-2 ^ 2` as `(-2) ^ 2`; in 2.42 unary minus binds looser than `^`: -(2 ^ 2).
-    const lhsText = this.text(lhsNode);
-    if (op === '^' && lhsNode.name === 'NumberDurationLiteral' && /^[+-]/.test(lhsText)) {
-      const base: Expr = { type: 'number', value: this.number(lhsNode) * (lhsText[0] === '-' ? -1 : 1) };
-      const inner: Expr = { type: 'binary', op, lhs: base, rhs, returnBool, matching };
-      return { type: 'unary', op: lhsText[0] as '+' | '-', expr: inner };
-    }
-    return { type: 'binary', op, lhs: this.expr(lhsNode), rhs, returnBool, matching };
+    return { kind: 'binary', op, returnBool, matching };
   }
 
   private matching(node: SyntaxNode, matching: VectorMatching): void {

@@ -1,33 +1,32 @@
 /**
  * The date functions (UTC): without an argument they read the evaluation time, with one they read
- * each sample's value as seconds since the epoch (truncated, as Go's int64 conversion does).
+ * each sample's value as seconds since the epoch through Go's int64 conversion (go-time.ts).
  */
 import { dropMetricName, EMPTY_LABELS } from '../labels.js';
+import { goDate, goInt64, type GoDate } from './go-time.js';
 import type { InstantFunction } from './instant.js';
 
-function dayOfYear(d: Date): number {
-  return (d.getTime() - Date.UTC(d.getUTCFullYear(), 0, 1)) / 86_400_000 + 1;
-}
-
-const PARTS: [string, (d: Date) => number][] = [
-  ['minute', (d) => d.getUTCMinutes()],
-  ['hour', (d) => d.getUTCHours()],
-  ['day_of_week', (d) => d.getUTCDay()],
-  ['day_of_month', (d) => d.getUTCDate()],
-  ['day_of_year', (d) => Math.floor(dayOfYear(d))],
-  ['days_in_month', (d) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate()],
-  ['month', (d) => d.getUTCMonth() + 1],
-  ['year', (d) => d.getUTCFullYear()],
+const PARTS: [string, keyof GoDate][] = [
+  ['minute', 'minute'],
+  ['hour', 'hour'],
+  ['day_of_week', 'weekday'],
+  ['day_of_month', 'day'],
+  ['day_of_year', 'yday'],
+  ['days_in_month', 'daysInMonth'],
+  ['month', 'month'],
+  ['year', 'year'],
 ];
 
-function dateFunction(part: (d: Date) => number): InstantFunction {
+function dateFunction(part: keyof GoDate): InstantFunction {
   return (vectors, _call, ts) => {
+    // enh.Ts / 1000: integer division of the millisecond time.
     if (vectors.length === 0)
-      return [{ metric: EMPTY_LABELS, v: part(new Date(Math.trunc(ts / 1000) * 1000)), t: ts }];
-    return vectors[0].map((s) => {
-      const d = new Date(Math.trunc(s.v) * 1000);
-      return { metric: dropMetricName(s.metric), v: Number.isNaN(d.getTime()) ? NaN : part(d), t: s.t };
-    });
+      return [{ metric: EMPTY_LABELS, v: goDate(BigInt(Math.trunc(ts / 1000)))[part], t: ts }];
+    return vectors[0].map((s) => ({
+      metric: dropMetricName(s.metric),
+      v: goDate(goInt64(s.v))[part],
+      t: s.t,
+    }));
   };
 }
 

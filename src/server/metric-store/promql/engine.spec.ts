@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryQueryable, type MemorySeries } from '../../../../test/support/promql-diff/memory-queryable.js';
+import type { Matcher, Queryable, SeriesSamples } from '../series.js';
+import { staleMarker } from '../series.js';
+import { instantQuery, rangeQuery, type QueryOptions, type QueryResult } from './engine.js';
+import { PromqlError } from './errors.js';
+
+const S = 1000;
+const MIN = 60 * S;
+const T = 1_700_000_040_000; // a whole minute since the epoch
+
+function values(r: QueryResult): Record<string, number> {
+  if (r.resultType !== 'vector') throw new Error(`not a vector: ${r.resultType}`);
+  return Object.fromEntries(
+    r.result.map((s) => [s.metric.map((l) => `${l.name}=${l.value}`).join(','), s.v]),
+  );
+}
+
+async function failure(run: Promise<unknown>): Promise<PromqlError> {
+  try {
+    await run;
+  } catch (err) {
+    if (err instanceof PromqlError) return err;
+    throw err;
+  }
+  throw new Error('the query succeeded');
+}
+
+const series = (labels: Record<string, string>, samples: [number, number][]): MemorySeries => ({
+  labels,
+  samples,
+});
+
+describe('engine semantics', () => {
+  const data = new MemoryQueryable([
+    series({ __name__: 'a' }, [
+      [T, 1],
+      [T + 10 * S, 2],
+      [T + 20 * S, staleMarker()],
+      [T + 40 * S, 4],
+    ]),
+    series({ __name__: 'b' }, [[T, 7]]),
+    series(
+      { __name__: 'c' },
+      [5, 15, 25, 35, 45, 55].map((s, i) => [T + s * S, [100, 110, 5, 15, 25, 35][i]]),
+    ),
+  ]);
+
+  it('looks back 5 minutes, both ends included, and a stale marker ends a series', async () => {
+    const at = async (q: string, t: number): Promise<Record<string, number>> =>
+      values(await instantQuery(data, q, t));
+    expect(await at('a', T + 15 * S)).toEqual({ '__name__=a': 2 });
+    expect(await at('a', T + 20 * S)).toEqual({});
+    expect(await at('a', T + 39 * S)).toEqual({});
+    expect(await at('a', T + 40 * S)).toEqual({ '__name__=a': 4 });
+    expect(await at('b', T + 5 * MIN)).toEqual({ '__name__=b': 7 });
+    expect(await at('b', T + 5 * MIN + 1)).toEqual({});
+    // Range vectors leave stale markers out.
+    expect(await at('count_over_time(a[1m])', T + MIN)).toEqual({ '': 3 });
+  });
+
+  it('honours a configured lookback', async () => {
+    expect(values(await instantQuery(data, 'b', T + 6 * MIN, { lookbackDelta: 10 * MIN }))).toEqual({
+      '__name__=b': 7,
+    });
+  });
+
+  it('extrapolates rate and increase as extrapolatedRate does, counting resets', async () => {
+    // Samples 5 s in from both window ends, 10 s apart: extrapolated to the whole minute.
+    // Increase: 35 - 100 + 110 (the reset) = 45 over 50 s, times 60/50.
+    const r = values(await instantQuery(data, 'increase(c[1m])', T + MIN));
+    expect(r['']).toBeCloseTo(54, 12);
+    expect(values(await instantQuery(data, 'rate(c[1m])', T + MIN))['']).toBeCloseTo(0.9, 12);
+    expect(values(await instantQuery(data, 'resets(c[1m])', T + MIN))).toEqual({ '': 1 });
+  });
+
+  it('aligns subquery steps to multiples of the step since the epoch', async () => {
+    // [T+10s, T+70s] at 20 s steps: T+20s, T+40s, T+60s (T is a whole minute).
+    const r = await instantQuery(data, 'c[1m:20s]', T + 70 * S);
+    expect(r.resultType).toBe('matrix');
+    if (r.resultType === 'matrix') expect(r.result[0].t).toEqual([T + 20 * S, T + 40 * S, T + 60 * S]);
+  });
+
+  it('answers each result type in its shape; range results sorted by labels', async () => {
+    expect(await instantQuery(data, '1 + 1', T)).toEqual({ resultType: 'scalar', result: { t: T, v: 2 } });
+    expect(await instantQuery(data, '"s"', T)).toEqual({ resultType: 'string', result: { t: T, v: 's' } });
+    const r = await rangeQuery(data, '{__name__=~"b|a"}', T, T + 2 * MIN, MIN);
+    expect(r.resultType === 'matrix' && r.result.map((s) => s.metric[0].value)).toEqual(['a', 'b']);
+    expect((await failure(rangeQuery(data, 'a[1m]', T, T + MIN, MIN))).errorType).toBe('bad_data');
+  });
+
+  it('reports runtime errors as execution errors', async () => {
+    const err = await failure(instantQuery(data, 'label_replace(a, "x", "$1", "y", "(")', T));
+    expect(err.errorType).toBe('execution');
+  });
+});
+
+class RecordingQueryable implements Queryable {
+  readonly selects: { matchers: readonly Matcher[]; mint: number; maxt: number }[] = [];
+  constructor(
+    private readonly inner: Queryable,
+    private readonly delay = 0,
+  ) {}
+
+  async select(matchers: readonly Matcher[], mint: number, maxt: number): Promise<SeriesSamples[]> {
+    this.selects.push({ matchers, mint, maxt });
+    if (this.delay > 0) await new Promise((r) => setTimeout(r, this.delay));
+    return this.inner.select(matchers, mint, maxt);
+  }
+}
+
+describe('reading storage', () => {
+  const empty = new MemoryQueryable([]);
+
+  it('reads each selector once, over what lookback, range, offset and subqueries reach', async () => {
+    const q = new RecordingQueryable(empty);
+    await rangeQuery(q, 'rate(x[5m] offset 1m) + max_over_time(y[10m:1m] offset 1h)', T, T + 30 * MIN, MIN);
+    expect(q.selects.map(({ mint, maxt }) => [mint - T, maxt - T])).toEqual([
+      [-6 * MIN, 29 * MIN],
+      [-75 * MIN, -30 * MIN],
+    ]);
+  });
+
+  it('reads a selector with @ at that time only', async () => {
+    const q = new RecordingQueryable(empty);
+    await rangeQuery(q, 'x @ 1700000000', T, T + 30 * MIN, MIN);
+    expect(q.selects).toMatchObject([{ mint: 1_700_000_000_000 - 5 * MIN, maxt: 1_700_000_000_000 }]);
+  });
+});
+
+describe('limits', () => {
+  const many = (n: number, points: number): MemoryQueryable =>
+    new MemoryQueryable(
+      Array.from({ length: n }, (_, i) =>
+        series(
+          { __name__: 'm', i: String(i) },
+          Array.from({ length: points }, (_, j) => [T + j * 15 * S, j]),
+        ),
+      ),
+    );
+
+  it('stops at the sample limit', async () => {
+    const err = await failure(rangeQuery(many(10, 100), 'm', T, T + 10 * MIN, MIN, { maxSamples: 300 }));
+    expect(err.errorType).toBe('execution');
+    expect(err.message).toMatch(/too many samples/);
+  });
+
+  it('stops at the series limit', async () => {
+    const options: QueryOptions = { maxSeries: 5 };
+    expect((await failure(instantQuery(many(10, 4), 'm', T + 30 * S, options))).errorType).toBe('execution');
+    expect(await instantQuery(many(10, 4), 'sum(m)', T + 30 * S, options)).toMatchObject({
+      resultType: 'vector',
+    });
+  });
+
+  it('times out at the deadline', async () => {
+    const slow = new RecordingQueryable(many(1, 4), 30);
+    const err = await failure(instantQuery(slow, 'm', T, { deadline: Date.now() + 10 }));
+    expect(err.errorType).toBe('timeout');
+  });
+
+  it('yields to the event loop during a long evaluation', async () => {
+    let turns = 0;
+    const timer = setInterval(() => turns++, 0);
+    try {
+      await rangeQuery(many(200, 400), 'sum by (i) (rate(m[5m]))', T, T + 100 * MIN, 15 * S);
+    } finally {
+      clearInterval(timer);
+    }
+    expect(turns).toBeGreaterThan(0);
+  });
+});
