@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labelsFromRecord, labelsKey } from '../../src/server/metric-store/labels.js';
 import { MetricStoreService } from '../../src/server/metric-store/store/metric-store.service.js';
 import { ADMIN, startTestApp, type TestApp } from '../support/app.js';
+import { connectMcp } from '../support/mcp-client.js';
 
 // The Prometheus HTTP API's query side over the store: envelopes, parameters, errors, Basic auth,
 // scopes and owners. Data goes in through the store; PromQL semantics are proven against a real
 // Prometheus by promql-differential.
-const T0 = 1_700_000_000_000;
+// Recent, so that the background retention (15 days) keeps it; whole minutes, so seconds are exact.
+const T0 = Math.floor(Date.now() / 60_000) * 60_000 - 600_000;
 
 describe('Prometheus query API at /prometheus/api/v1', () => {
   let t: TestApp;
@@ -141,5 +143,33 @@ describe('Prometheus query API at /prometheus/api/v1', () => {
     expect(theirs.body.data.result).toEqual([]);
     // Without a token or credentials: 401.
     await t.http.get('/prometheus/api/v1/query?query=up').expect(401);
+  });
+
+  it('the MCP PromQL tools answer what the HTTP API answers, with its errors', async () => {
+    const mcp = await connectMcp(t.url, (await t.token()).access_token);
+    const time = String((T0 + 60_000) / 1000);
+    const q = 'sum by (job) (rate(http_requests_total[1m]))';
+    const http = await get(`query?query=${encodeURIComponent(q)}&time=${time}`).expect(200);
+    expect(await mcp.ok('query_metrics', { query: q, time })).toEqual(http.body.data);
+    const range = {
+      query: 'temperature',
+      start: String(T0 / 1000),
+      end: String((T0 + 30_000) / 1000),
+      step: '15s',
+    };
+    const httpRange = await get(`query_range?${new URLSearchParams(range).toString()}`).expect(200);
+    expect(await mcp.ok('query_metrics_range', range)).toEqual(httpRange.body.data);
+    expect(await mcp.refused('query_metrics', { query: 'sum(' })).toMatchObject({
+      status: 400,
+      code: 'bad_data',
+    });
+    expect(await mcp.refused('query_metrics_range', { ...range, step: '0' })).toMatchObject({
+      status: 400,
+      detail: expect.stringContaining('zero or negative'),
+    });
+    const narrow = await connectMcp(t.url, (await t.token(undefined, 'orchestrator:read')).access_token);
+    expect((await narrow.listTools()).tools.map((tool) => tool.name)).not.toContain('query_metrics');
+    expect(await narrow.refused('query_metrics', { query: 'up' })).toMatchObject({ status: 403 });
+    await Promise.all([mcp.close(), narrow.close()]);
   });
 });

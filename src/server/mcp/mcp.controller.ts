@@ -14,7 +14,9 @@ import { StacksService } from '../stacks/stacks.service.js';
 import { TunnelService } from '../tunnel/tunnel.service.js';
 import { ConnectivityService } from '../workers/connectivity.service.js';
 import { WorkersService } from '../workers/workers.service.js';
+import { MetricStoreService } from '../metric-store/store/metric-store.service.js';
 import { jobTools } from './job-tools.js';
+import { metricTools } from './metric-tools.js';
 import { orchestratorTools } from './orchestrator-tools.js';
 import { servePrompts } from './prompts.js';
 import { serveResources } from './resources.js';
@@ -44,6 +46,7 @@ export class McpController {
     private readonly stacks: StacksService,
     private readonly drift: DriftService,
     private readonly jobs: JobsService,
+    metrics: MetricStoreService,
   ) {
     this.tools = new ToolRegistry(
       [
@@ -52,6 +55,7 @@ export class McpController {
         ...workerTools(workers, connectivity),
         ...stackTools(stacks, drift),
         ...jobTools(jobs),
+        ...metricTools(metrics),
       ],
       this.log,
     );

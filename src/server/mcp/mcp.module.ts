@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DriftModule } from '../drift/drift.module.js';
 import { HealthModule } from '../health/health.module.js';
 import { JobsModule } from '../jobs/jobs.module.js';
+import { MetricStoreModule } from '../metric-store/metric-store.module.js';
 import { SettingsModule } from '../settings/settings.module.js';
 import { DefinitionModule } from '../stacks/definition/definition.module.js';
 import { StacksModule } from '../stacks/stacks.module.js';
@@ -20,6 +21,7 @@ import { McpController } from './mcp.controller.js';
     StacksModule,
     DriftModule,
     JobsModule,
+    MetricStoreModule,
   ],
   controllers: [McpController],
 })

@@ -62,7 +62,7 @@ const matchParams = (form: Form): string[] => {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 };
 
-type JsonLabels = Record<string, string>;
+export type JsonLabels = Record<string, string>;
 const labelsJson = (labels: LabelSet): JsonLabels => Object.fromEntries(labels.map((l) => [l.name, l.value]));
 
 /**
@@ -76,14 +76,14 @@ export class PrometheusApi {
     private readonly now = Date.now(),
   ) {}
 
-  async query(form: Form): Promise<object> {
+  async query(form: Form): Promise<QueryJson> {
     const query = one(form, 'query') ?? '';
     const time = parseOptionalTime('time', one(form, 'time'), this.now);
     const result = await instantQuery(this.store.queryable(this.owner), query, time, this.limits(form));
     return resultJson(result);
   }
 
-  async queryRange(form: Form): Promise<object> {
+  async queryRange(form: Form): Promise<QueryJson> {
     const range = parseRange({ start: one(form, 'start'), end: one(form, 'end'), step: one(form, 'step') });
     const options = this.limits(form);
     const result = await rangeQuery(
@@ -188,8 +188,17 @@ function compareSets(a: LabelSet, b: LabelSet): number {
   return a.length - b.length;
 }
 
+/** A point as the API writes it: seconds and the value as text. */
+export type PointJson = [number, string];
+
+/** A query's data as the API writes it (the `data` of its envelope). */
+export type QueryJson =
+  | { resultType: 'scalar' | 'string'; result: PointJson }
+  | { resultType: 'vector'; result: { metric: JsonLabels; value: PointJson }[] }
+  | { resultType: 'matrix'; result: { metric: JsonLabels; values: PointJson[] }[] };
+
 /** A result as the API writes it: `[seconds, "value"]` points, labels as objects. */
-export function resultJson(result: QueryResult): object {
+export function resultJson(result: QueryResult): QueryJson {
   switch (result.resultType) {
     case 'scalar':
       return {
