@@ -3,6 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { agentsBench } from './agents.mjs';
 import { dispatchBench } from './dispatch.mjs';
 import { metricChunksBench } from './metric-chunks.mjs';
+import { metricRemoteWriteBench } from './metric-remote-write.mjs';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
 import { tokensBench } from './tokens.mjs';
 import { tunnelBench } from './tunnel.mjs';
@@ -16,6 +17,7 @@ const benches = {
   dispatch: dispatchBench,
   tunnel: tunnelBench,
   'metric-chunks': metricChunksBench,
+  'metric-remote-write': metricRemoteWriteBench,
 };
 
 console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);
