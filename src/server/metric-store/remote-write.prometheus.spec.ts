@@ -13,11 +13,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labelsFromRecord, labelsKey } from './labels.js';
 import { decodeRemoteWrite, type DecodedWriteRequest } from './remote-write.js';
 import { isStaleMarker, STALE_NAN_BITS } from './series.js';
+import { parseTextExposition } from './text-import.js';
 
 const EXPOSITION = `# HELP demo_requests_total Requests served.
 # TYPE demo_requests_total counter
 demo_requests_total{code="200",path="/a \\"quoted\\"\\\\ \\nnewline é"} 42
 demo_requests_total{code="500",path="/b"} 3
+# TYPE demo_special gauge
+demo_special{kind="nan"} NaN
+demo_special{kind="inf"} +Inf
+demo_special{kind="neginf"} -Inf
+demo_special{kind="small",} 1.5e-3
+demo_special{ kind = "spaces" }	4
+demo_special{kind="tab\\tkept"} -0
 # HELP demo_temperature_celsius A gauge that goes away.
 # TYPE demo_temperature_celsius gauge
 demo_temperature_celsius 21.5
@@ -170,6 +178,25 @@ describe('remote write from Prometheus 2.42', { timeout: 40_000 }, () => {
       help: 'A gauge that goes away.',
       unit: '',
     });
+  });
+
+  it('scraped what the text import reads from the same exposition: series, labels and values', () => {
+    const extra = [
+      { name: 'job', value: 'demo' },
+      { name: 'instance', value: `127.0.0.1:${exporterPort}` },
+    ];
+    const ours = parseTextExposition(EXPOSITION, 0).series.map((s) => ({
+      key: labelsKey(
+        labelsFromRecord(Object.fromEntries([...s.labels, ...extra].map((l) => [l.name, l.value]))),
+      ),
+      value: s.values[0],
+    }));
+    const theirs = seen();
+    const scraped = [...theirs.keys()].filter((k) => k.startsWith('{__name__="demo_')).sort();
+    expect(scraped).toEqual(ours.map((o) => o.key).sort());
+    // -0 reaches us as 0: proto3 leaves a zero double off the wire, and -0 == 0 in Go.
+    for (const { key, value } of ours)
+      expect(Object.is(theirs.get(key)![0].v, value === 0 ? 0 : value), key).toBe(true);
   });
 
   it('sends a stale marker, bit for bit, when a series disappears from the target', async () => {
