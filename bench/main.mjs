@@ -5,6 +5,7 @@ import { dispatchBench } from './dispatch.mjs';
 import { metricChunksBench } from './metric-chunks.mjs';
 import { promqlBench } from './promql.mjs';
 import { mcpBench } from './mcp.mjs';
+import { metricRemoteWriteBench } from './metric-remote-write.mjs';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
 import { tokensBench } from './tokens.mjs';
 import { tunnelBench } from './tunnel.mjs';
@@ -20,6 +21,7 @@ const benches = {
   'metric-chunks': metricChunksBench,
   promql: promqlBench,
   mcp: mcpBench,
+  'metric-remote-write': metricRemoteWriteBench,
 };
 
 console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);

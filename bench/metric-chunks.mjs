@@ -3,6 +3,7 @@
 // Throughput is samples per second of this process's CPU time, best of 7 rounds, so that other
 // work on a shared machine does not count against it.
 import { decodeChunkInto, encodeChunk, readChunkHeader } from '../dist/server/metric-store/chunk.js';
+import { bestCpuSeconds, table } from './lib.mjs';
 
 const SERIES = Number(process.env.BENCH_CHUNK_SERIES ?? 2000);
 const START = 1_700_000_000_000;
@@ -47,23 +48,13 @@ function series(shape, seed, n, jitter) {
 }
 
 function measure(data) {
-  const bestOf = (fn) => {
-    let best = Infinity;
-    for (let round = 0; round < 7; round++) {
-      const start = process.cpuUsage();
-      fn();
-      const used = process.cpuUsage(start);
-      best = Math.min(best, (used.user + used.system) / 1e6);
-    }
-    return best;
-  };
   const samples = data.reduce((n, s) => n + s.ts.length, 0);
   let chunks = [];
-  const encodeSeconds = bestOf(() => (chunks = data.map((s) => encodeChunk(s.ts, s.vs))));
+  const encodeSeconds = bestCpuSeconds(() => (chunks = data.map((s) => encodeChunk(s.ts, s.vs))));
   const bytes = chunks.reduce((n, c) => n + c.length, 0);
   const outT = new Float64Array(data[0].ts.length);
   const outV = new Float64Array(data[0].ts.length);
-  const decodeSeconds = bestOf(() => {
+  const decodeSeconds = bestCpuSeconds(() => {
     for (const c of chunks) decodeChunkInto(c, outT, outV, 0);
   });
   const encoding = readChunkHeader(chunks[0]).encoding === 2 ? 'DEC' : 'XOR';
@@ -97,10 +88,13 @@ export function metricChunksBench() {
     }
   }
   const head = ['series (15 s scrape)', 'enc', 'B/sample @120', 'B/sample @480', 'encode M/s', 'decode M/s'];
-  return [head, head.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+  return table(
+    `Chunk codec, ${SERIES * 120} samples per row (throughput in CPU time, 480-sample chunks)`,
+    head,
+    rows,
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(`Chunk codec, ${SERIES * 120} samples per row; throughput (CPU time) on 480-sample chunks\n`);
   console.log(metricChunksBench());
 }

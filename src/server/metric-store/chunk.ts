@@ -58,6 +58,9 @@ export interface ChunkHeader {
   bodyOffset: number;
 }
 
+/** Headers are written here and copied out: finish() then allocates only its result. */
+const scratchHeader = new ByteWriter(32);
+
 /** Appends samples to a chunk in order; finish() gives the bytes and the appender stays usable. */
 export class ChunkAppender {
   private count = 0;
@@ -146,7 +149,8 @@ export class ChunkAppender {
 
   finish(): Uint8Array {
     const body = this.bits.finish();
-    const head = new ByteWriter(24);
+    const head = scratchHeader;
+    head.length = 0;
     head.byte(this.encoding);
     if (this.encoding === ChunkEncoding.DECIMAL) head.byte(this.scale);
     head.uvarint(this.count);

@@ -11,12 +11,25 @@ export const METRIC_NAME_LABEL = '__name__';
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 
+/** Names already found valid: a handful of names recur across every series of a request. */
+const validNames = new Set<string>();
+
 export function isValidLabelName(name: string): boolean {
-  return LABEL_NAME.test(name);
+  if (validNames.has(name)) return true;
+  if (!LABEL_NAME.test(name)) return false;
+  if (validNames.size >= 10_000) validNames.clear();
+  validNames.add(name);
+  return true;
 }
 
+const validMetricNames = new Set<string>();
+
 export function isValidMetricName(name: string): boolean {
-  return METRIC_NAME.test(name);
+  if (validMetricNames.has(name)) return true;
+  if (!METRIC_NAME.test(name)) return false;
+  if (validMetricNames.size >= 10_000) validMetricNames.clear();
+  validMetricNames.add(name);
+  return true;
 }
 
 /** Size limits on one label set; lengths in UTF-16 code units. */
@@ -40,7 +53,8 @@ export function canonicalLabels(
   input: Iterable<Label>,
   options: LabelLimits & { requireName?: boolean } = {},
 ): LabelSet {
-  const labels = Array.from(input, (l) => ({ name: l.name, value: l.value }));
+  // A new array; the label objects themselves are shared, as label sets are never mutated.
+  const labels: Label[] = Array.isArray(input) ? (input as Label[]).slice() : Array.from(input);
   if (options.maxLabels !== undefined && labels.length > options.maxLabels)
     throw new MetricInputError(
       `a series has ${labels.length} labels, more than the limit of ${options.maxLabels}`,
@@ -49,9 +63,9 @@ export function canonicalLabels(
   for (let i = 0; i < labels.length; i++) {
     const { name, value } = labels[i];
     if (name === METRIC_NAME_LABEL) {
-      if (value !== '' && !METRIC_NAME.test(value))
+      if (value !== '' && !isValidMetricName(value))
         throw new MetricInputError(`invalid metric name ${quoteForMessage(value)}`);
-    } else if (!LABEL_NAME.test(name)) {
+    } else if (!isValidLabelName(name)) {
       throw new MetricInputError(`invalid label name ${quoteForMessage(name)}`);
     }
     if (options.maxNameLength !== undefined && name.length > options.maxNameLength)
@@ -82,7 +96,12 @@ export function labelsFromRecord(record: Readonly<Record<string, string>>): Labe
 
 /** A label value as PromQL and Prometheus's label strings quote it (\\, \" and \n escaped). */
 export function quoteLabelValue(value: string): string {
-  return `"${value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"`;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x5c || c === 0x22 || c === 0x0a)
+      return `"${value.replace(/[\\"\n]/g, (ch) => (ch === '\n' ? '\\n' : `\\${ch}`))}"`;
+  }
+  return `"${value}"`;
 }
 
 /**
