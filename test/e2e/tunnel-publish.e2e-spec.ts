@@ -3,45 +3,13 @@ import type { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { send, type Received } from '../support/ingress.js';
 import { freeLoopbackPort, startRelay, type Relay } from '../support/relay.js';
-import {
-  connectedAgent,
-  freePort,
-  HTTP_SERVICE,
-  httpGet,
-  orchestrator,
-  servicePid,
-} from '../support/stacks.js';
+import { connectedAgent, freePort, httpGet, orchestrator, servicePid, shopYaml } from '../support/stacks.js';
 
 // A stack service declared `public` is registered under its owner's base subdomain when a deploy
 // succeeds, answers through the ingress (the service's own HTTP port, and the ssh relay in front of
 // it) by that name, and is gone when the stack is destroyed. Real agent (process driver), real sshd.
 
 const DOMAIN = 'tunnel.test';
-
-interface StackOptions {
-  isPublic: boolean;
-  version: string;
-  envRef?: string;
-  stack?: string;
-  service?: string;
-}
-
-/** A stack (`shop` by default) of one process service (`web`): the fixture HTTP service on `port`. */
-function shopYaml(port: number, options: StackOptions): string {
-  return `
-name: ${options.stack ?? 'shop'}
-stackkit: basement-kit
-services:
-  ${options.service ?? 'web'}:
-    command: ["${process.execPath}", "${HTTP_SERVICE}"]
-    env:
-      PORT: "${port}"
-      VERSION: "${options.version}"
-${options.envRef ? `      SECRET_VALUE: "\${${options.envRef}}"\n` : ''}    ports: [${port}]
-    restart: never
-    resources: { cpu: 0.1, memory: 64Mi }
-${options.isPublic ? `    public: { port: ${port} }\n` : ''}`;
-}
 
 interface ServicesBody {
   base_id: string;

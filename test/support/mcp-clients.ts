@@ -78,17 +78,18 @@ export function toolProblem(result: Awaited<ReturnType<Client['callTool']>>): Re
   return JSON.parse((result.content as { text: string }[])[0].text) as Record<string, unknown>;
 }
 
-/** A new client of the service (by the bootstrap admin) with these scopes. */
+/** A new client of the service (by the bootstrap admin) with these scopes, of `owner` if given. */
 export async function createClient(
   url: string,
   adminAuth: string,
   name: string,
   scopes: string[],
+  owner?: string,
 ): Promise<Credentials> {
   const res = await fetch(`${url}/api/v1/auth/clients`, {
     method: 'POST',
     headers: { authorization: adminAuth, 'content-type': 'application/json' },
-    body: JSON.stringify({ name, scopes }),
+    body: JSON.stringify({ name, scopes, ...(owner ? { owner } : {}) }),
   });
   expect(res.status).toBe(201);
   const body = (await res.json()) as { client_id: string; client_secret: string };

@@ -140,3 +140,30 @@ services:
     resources: { cpu: 0.1, memory: 64Mi }
     health_check: { path: /health, port: ${port}, interval: 1s }
 ${opts.zone ? `    placement:\n      labels:\n        zone: ${opts.zone}\n` : ''}`;
+
+export interface ShopStackOptions {
+  /** Publish the service (`public: {port}`) under its owner's base subdomain. */
+  isPublic: boolean;
+  version: string;
+  /** A variable the service's env refers to (`${NAME}`), e.g. one the agent lacks: the deploy fails. */
+  envRef?: string;
+  stack?: string;
+  service?: string;
+}
+
+/** A stack (`shop` by default) of one process service (`web`): the fixture HTTP service on `port`. */
+export function shopYaml(port: number, options: ShopStackOptions): string {
+  return `
+name: ${options.stack ?? 'shop'}
+stackkit: basement-kit
+services:
+  ${options.service ?? 'web'}:
+    command: ["${process.execPath}", "${HTTP_SERVICE}"]
+    env:
+      PORT: "${port}"
+      VERSION: "${options.version}"
+${options.envRef ? `      SECRET_VALUE: "\${${options.envRef}}"\n` : ''}    ports: [${port}]
+    restart: never
+    resources: { cpu: 0.1, memory: 64Mi }
+${options.isPublic ? `    public: { port: ${port} }\n` : ''}`;
+}
