@@ -7,6 +7,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const JSON_TYPES = ['application/json', 'application/*+json'];
 export const FORM_TYPES = ['application/x-www-form-urlencoded'];
 export const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
+/** Bodies kept as bytes (a Buffer): the metric store's remote write and text import. */
+export const RAW_TYPES = ['application/x-protobuf', 'text/plain', 'application/openmetrics-text'];
 
 interface ParserError {
   type?: string;
@@ -82,7 +84,8 @@ function guarded(parser: RequestHandler): RequestHandler {
 }
 
 /**
- * The service's body parsing as one middleware: JSON, form-encoded (OAuth clients) and YAML as text,
+ * The service's body parsing as one middleware: JSON, form-encoded (OAuth clients), YAML as text and
+ * the metric store's protobuf and text as bytes,
  * all bounded by MAX_BODY_BYTES. A request without a body costs one header check; a declared
  * oversize body is refused before a byte is read. Other media types are left unread; the media-type
  * interceptor refuses them.
@@ -95,6 +98,7 @@ export function bodyParser(): RequestHandler {
     express.urlencoded({ limit: MAX_BODY_BYTES, type: FORM_TYPES, extended: false, parameterLimit: 100 }),
   );
   const yaml = guarded(express.text({ limit: MAX_BODY_BYTES, type: YAML_TYPES }));
+  const raw = guarded(express.raw({ limit: MAX_BODY_BYTES, type: RAW_TYPES }));
   return (req: Request, res: Response, next: NextFunction) => {
     const declared = req.headers['content-length'];
     if (declared === undefined && req.headers['transfer-encoding'] === undefined) return next();
@@ -107,6 +111,13 @@ export function bodyParser(): RequestHandler {
       });
     }
     // Each parser only reads bodies of its own media types and passes the rest on.
-    json(req, res, () => form(req, res, () => yaml(req, res, next)));
+    // Remote write declares its snappy block compression as a content encoding, which the body
+    // reader cannot undo: the remote-write decoder does (remote-write.ts).
+    if (
+      req.headers['content-encoding'] === 'snappy' &&
+      req.headers['content-type'] === 'application/x-protobuf'
+    )
+      delete req.headers['content-encoding'];
+    json(req, res, () => form(req, res, () => yaml(req, res, () => raw(req, res, next))));
   };
 }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { IngestController } from './api/ingest.controller.js';
 import { PrometheusController } from './api/prometheus.controller.js';
 import { Compactor } from './store/compactor.js';
 import { Maintenance } from './store/maintenance.js';
@@ -9,7 +10,7 @@ import { SeriesIndex } from './store/series-index.js';
 
 /** The built-in metric store (docs/metric-store-design.md): storage, compaction and retention. */
 @Module({
-  controllers: [PrometheusController],
+  controllers: [PrometheusController, IngestController],
   providers: [SeriesIndex, SampleStore, Compactor, Retention, Maintenance, MetricStoreService],
   exports: [MetricStoreService],
 })

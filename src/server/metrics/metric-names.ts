@@ -1,4 +1,4 @@
-/** The metrics of the interface document, part 2, and the tunnel's (issue 12). */
+/** The metrics of the interface document, part 2, the tunnel's (issue 12) and the metric store's (issue 14). */
 export const METRIC = {
   apiRequests: 'stack_api_requests_total',
   apiRequestDuration: 'stack_api_request_duration_seconds',
@@ -11,6 +11,10 @@ export const METRIC = {
   workerTransitions: 'stack_worker_transitions_total',
   tunnelUp: 'stack_tunnel_up',
   tunnelReconnects: 'stack_tunnel_reconnects_total',
+  metricStoreSeries: 'stack_metric_store_series',
+  metricStoreSamples: 'stack_metric_store_samples_total',
+  metricStoreDropped: 'stack_metric_store_dropped_samples_total',
+  metricStoreBytes: 'stack_metric_store_bytes',
 } as const;
 
 /** Label value for requests no route matched, so unknown paths cannot grow the label set. */

@@ -63,6 +63,23 @@ const providers = [
     name: METRIC.tunnelReconnects,
     help: 'Times the tunnel held by this replica dropped and was reconnected.',
   }),
+  makeGaugeProvider({
+    name: METRIC.metricStoreSeries,
+    help: 'Series in the metric store, as this replica last read them (every owner).',
+  }),
+  makeCounterProvider({
+    name: METRIC.metricStoreSamples,
+    help: 'Samples this replica stored in the metric store (remote write, import, own scrape, heartbeats).',
+  }),
+  makeCounterProvider({
+    name: METRIC.metricStoreDropped,
+    help: 'Samples this replica dropped: older than their series newest by METRICS_OOO_WINDOW, or than retention.',
+    labelNames: ['reason'],
+  }),
+  makeGaugeProvider({
+    name: METRIC.metricStoreBytes,
+    help: 'Bytes of the metric store on disk (its tables and indexes), as last measured.',
+  }),
   makeCounterProvider({
     name: METRIC.workerTransitions,
     help: 'Worker status transitions, by previous and new status.',

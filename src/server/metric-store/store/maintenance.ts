@@ -1,7 +1,11 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Leases } from '../../common/leases.js';
 import { every } from '../../common/periodic.js';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Gauge } from 'prom-client';
+import { METRIC } from '../../metrics/metric-names.js';
 import { Compactor } from './compactor.js';
+import { MetricStoreService } from './metric-store.service.js';
 import { Retention } from './retention.js';
 
 /** The lease that makes compaction and retention run on one replica at a time. */
@@ -20,20 +24,33 @@ const ROUNDS_PER_TICK = 25;
 export class Maintenance implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('metric-store');
   private timer: NodeJS.Timeout | undefined;
+  private usageTimer: NodeJS.Timeout | undefined;
   private lastRetention = 0;
 
   constructor(
     private readonly leases: Leases,
     private readonly compactor: Compactor,
     private readonly retention: Retention,
+    private readonly store: MetricStoreService,
+    @InjectMetric(METRIC.metricStoreBytes) private readonly bytes: Gauge,
   ) {}
 
   onApplicationBootstrap(): void {
     this.timer = every(this.logger, 'metric-store maintenance', COMPACT_EVERY_MS, () => this.tick());
+    // Every replica reports the store's size in its own /metrics.
+    this.usageTimer = every(this.logger, 'metric-store usage', RETENTION_EVERY_MS, () => this.measure());
+    void this.measure().catch((err: unknown) => this.logger.warn({ err }, 'metric store not measured'));
+  }
+
+  /** Sets the series and bytes gauges. */
+  async measure(): Promise<void> {
+    await this.store.seriesCount();
+    this.bytes.set(await this.retention.diskBytes());
   }
 
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.usageTimer);
     await this.leases.release(MAINTENANCE_LEASE).catch(() => undefined);
   }
 

@@ -1,8 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Counter, Gauge } from 'prom-client';
+import { METRIC } from '../../metrics/metric-names.js';
 import { AppConfig } from '../../config/config.js';
 import type { LabelSet, Matcher, Queryable, SeriesSamples } from '../series.js';
 import type { BatchGroup } from './batch-rows.js';
-import { SampleStore, type MetricMetadata } from './sample-store.js';
+import type { MetricMetadata } from '../metadata.js';
+import { SampleStore } from './sample-store.js';
 import { compileMatcher, matchesAll } from '../matchers.js';
 import { SeriesIndex } from './series-index.js';
 
@@ -36,6 +40,9 @@ export class MetricStoreService {
     private readonly index: SeriesIndex,
     private readonly samples: SampleStore,
     private readonly config: AppConfig,
+    @InjectMetric(METRIC.metricStoreSamples) private readonly stored: Counter,
+    @InjectMetric(METRIC.metricStoreDropped) private readonly dropped: Counter,
+    @InjectMetric(METRIC.metricStoreSeries) private readonly seriesGauge: Gauge,
   ) {}
 
   async write(owner: string, series: readonly IncomingSeries[], now = Date.now()): Promise<WriteResult> {
@@ -72,6 +79,10 @@ export class MetricStoreService {
       result.stored += timestamps.length;
     }
     await this.samples.append(owner, batch);
+    this.stored.inc(result.stored);
+    if (result.outOfOrder > 0) this.dropped.inc({ reason: 'out_of_order' }, result.outOfOrder);
+    if (result.tooOld > 0) this.dropped.inc({ reason: 'too_old' }, result.tooOld);
+    this.seriesGauge.set(this.index.size);
     for (const g of batch)
       this.newest.set(
         g.seriesId,
@@ -88,6 +99,13 @@ export class MetricStoreService {
   /** Records metric metadata; the latest description of a metric wins. */
   async writeMetadata(owner: string, entries: readonly MetricMetadata[]): Promise<void> {
     await this.samples.writeMetadata(owner, entries);
+  }
+
+  /** Series known (every owner), after catching up with other replicas' writes. */
+  async seriesCount(): Promise<number> {
+    await this.index.catchUp();
+    this.seriesGauge.set(this.index.size);
+    return this.index.size;
   }
 
   /** The engine's view of one owner's data. */

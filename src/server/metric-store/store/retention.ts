@@ -50,6 +50,15 @@ export class Retention {
     return { expired, capped, batches };
   }
 
+  /** The store's tables with their indexes and TOAST, as the disk holds them. */
+  async diskBytes(): Promise<number> {
+    const [row] = await this.dataSource.query<{ bytes: string }[]>(
+      `SELECT sum(pg_total_relation_size(t)) AS bytes
+         FROM unnest(ARRAY['metric_series', 'metric_batches', 'metric_chunks', 'metric_metadata']::regclass[]) AS t`,
+    );
+    return Number(row.bytes);
+  }
+
   /** The bytes of stored samples (chunks and batches), as the size cap counts them. */
   async storedBytes(): Promise<number> {
     const [row] = await this.dataSource.query<{ bytes: string }[]>(

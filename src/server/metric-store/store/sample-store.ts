@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { decodeChunk } from '../chunk.js';
+import type { MetricMetadata } from '../metadata.js';
 import { decodeBatch, encodeBatch, type BatchGroup } from './batch-rows.js';
 import { mergeSamples, type Samples } from './merge.js';
 
@@ -11,14 +12,6 @@ export const WINDOW_MS = 2 * 3_600_000;
 const MAX_CACHED_BATCHES = 4096;
 
 export const windowOf = (t: number): number => Math.floor(t / WINDOW_MS) * WINDOW_MS;
-
-/** A metric's TYPE, HELP and UNIT as exposition formats and remote write carry them. */
-export interface MetricMetadata {
-  metric: string;
-  type: string;
-  help: string;
-  unit: string;
-}
 
 interface ChunkRow {
   series_id: string;
