@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AgentGatewayModule } from '../agent-gateway/agent-gateway.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { HealthModule } from '../health/health.module.js';
+import { MetricStoreModule } from '../metric-store/metric-store.module.js';
 import { ConnectivityRepository } from './connectivity.repository.js';
 import { ConnectivityService } from './connectivity.service.js';
 import { EnrollmentService } from './enrollment.service.js';
@@ -13,7 +14,7 @@ import { WorkersRepository } from './workers.repository.js';
 import { WorkersService } from './workers.service.js';
 
 @Module({
-  imports: [AgentGatewayModule, AuthModule, HealthModule],
+  imports: [AgentGatewayModule, AuthModule, HealthModule, MetricStoreModule],
   controllers: [WorkersController, JoinTokensController],
   providers: [
     WorkersService,

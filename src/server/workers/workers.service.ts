@@ -1,3 +1,4 @@
+import { NodeMetricsRecorder } from '../metric-store/node-metrics.js';
 import { isUuid } from '../common/ids.js';
 import { every } from '../common/periodic.js';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
@@ -39,6 +40,7 @@ const MISSED_INTERVALS = 3;
 /** A connected or recently connected worker as this replica sees it; the hot path's state. */
 interface LiveWorker {
   owner: string;
+  name: string;
   status: WorkerState;
   metrics: NodeMetrics | null;
   lastHeartbeat: Date | null;
@@ -84,6 +86,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     private readonly health: OrchestratorHealthService,
     private readonly links: ConnectivityService,
     private readonly config: AppConfig,
+    private readonly nodeMetrics: NodeMetricsRecorder,
     @InjectMetric(METRIC.workersConnected) private readonly connectedGauge: Gauge<string>,
     @InjectMetric(METRIC.workersHealthy) private readonly healthyGauge: Gauge<string>,
     @InjectMetric(METRIC.workerTransitions) private readonly transitions: Counter<string>,
@@ -165,6 +168,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       throw new AppError(403, 'forbidden', 'Forbidden', 'the worker is not approved');
     this.live.set(workerId, {
       owner: worker.owner,
+      name: worker.name,
       status: worker.status,
       metrics: worker.metrics,
       lastHeartbeat: worker.lastHeartbeat,
@@ -217,6 +221,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     worker.metrics = metrics;
     worker.lastHeartbeat = new Date();
     worker.dirty = true;
+    this.nodeMetrics.record(worker.owner, workerId, worker.name, metrics, worker.lastHeartbeat.getTime());
   }
 
   connectivity(workerId: string, report: ConnectivityReportMsg): void {

@@ -1,0 +1,91 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { every } from '../common/periodic.js';
+import { labelsFromRecord, labelsKey } from './labels.js';
+import { MetricStoreService, type IncomingSeries } from './store/metric-store.service.js';
+
+/** A heartbeat's node figures (the worker view's `metrics`). */
+export interface NodeFigures {
+  cpu_percent: number;
+  memory_percent: number;
+  disk_percent: number;
+  containers_running: number;
+}
+
+/** The series each heartbeat adds, labelled `worker_id` and `worker` (the worker's name). */
+export const NODE_SERIES = {
+  cpu_percent: 'stack_node_cpu_percent',
+  memory_percent: 'stack_node_memory_percent',
+  disk_percent: 'stack_node_disk_percent',
+  containers_running: 'stack_node_containers_running',
+} as const satisfies Record<keyof NodeFigures, string>;
+
+const FLUSH_EVERY_MS = 5_000;
+/** Heartbeats held at most between flushes; beyond it the oldest are dropped (and counted as a warning). */
+const MAX_PENDING = 100_000;
+
+interface Pending {
+  owner: string;
+  workerId: string;
+  worker: string;
+  at: number;
+  figures: NodeFigures;
+}
+
+/**
+ * Node metrics into the metric store: each heartbeat's figures become samples of the worker's
+ * owner, collected in memory and written every 5 s as one batch per owner (heartbeats arrive
+ * every few seconds per worker; one write each would be a row each).
+ */
+@Injectable()
+export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('metric-store');
+  private pending: Pending[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private droppedSinceLog = 0;
+
+  constructor(private readonly store: MetricStoreService) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = every(this.logger, 'node metrics flush', FLUSH_EVERY_MS, () => this.flush());
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush().catch((err: unknown) => this.logger.warn({ err }, 'node metrics not flushed'));
+  }
+
+  record(owner: string, workerId: string, worker: string, figures: NodeFigures, at = Date.now()): void {
+    if (this.pending.length >= MAX_PENDING) {
+      this.pending.shift();
+      this.droppedSinceLog++;
+    }
+    this.pending.push({ owner, workerId, worker, at, figures });
+  }
+
+  /** Writes what was recorded since the last flush. */
+  async flush(): Promise<void> {
+    if (this.droppedSinceLog > 0) {
+      this.logger.warn({ dropped: this.droppedSinceLog }, 'node metrics dropped: the store fell behind');
+      this.droppedSinceLog = 0;
+    }
+    const taken = this.pending;
+    this.pending = [];
+    const byOwner = new Map<
+      string,
+      Map<string, IncomingSeries & { timestamps: number[]; values: number[] }>
+    >();
+    for (const p of taken) {
+      let series = byOwner.get(p.owner);
+      if (series === undefined) byOwner.set(p.owner, (series = new Map()));
+      for (const [field, name] of Object.entries(NODE_SERIES) as [keyof NodeFigures, string][]) {
+        const labels = labelsFromRecord({ __name__: name, worker_id: p.workerId, worker: p.worker });
+        const key = labelsKey(labels);
+        let s = series.get(key);
+        if (s === undefined) series.set(key, (s = { key, labels, timestamps: [], values: [] }));
+        s.timestamps.push(Math.round(p.at));
+        s.values.push(p.figures[field]);
+      }
+    }
+    for (const [owner, series] of byOwner) await this.store.write(owner, [...series.values()]);
+  }
+}
