@@ -23,6 +23,8 @@ const FLUSH_EVERY_MS = 5_000;
 /** Heartbeats held at most between flushes; beyond it the oldest are dropped (and counted as a warning). */
 const MAX_PENDING = 100_000;
 
+type Collected = IncomingSeries & { timestamps: number[]; values: number[] };
+
 interface Pending {
   owner: string;
   workerId: string;
