@@ -72,13 +72,10 @@ export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDest
     }
     const taken = this.pending;
     this.pending = [];
-    const byOwner = new Map<
-      string,
-      Map<string, IncomingSeries & { timestamps: number[]; values: number[] }>
-    >();
+    const byOwner = new Map<string, Map<string, Collected>>();
     for (const p of taken) {
       let series = byOwner.get(p.owner);
-      if (series === undefined) byOwner.set(p.owner, (series = new Map()));
+      if (series === undefined) byOwner.set(p.owner, (series = new Map<string, Collected>()));
       for (const [field, name] of Object.entries(NODE_SERIES) as [keyof NodeFigures, string][]) {
         const labels = labelsFromRecord({ __name__: name, worker_id: p.workerId, worker: p.worker });
         const key = labelsKey(labels);
