@@ -8,6 +8,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  */
 const POSTGRES_ONLY = [
   'test/e2e/tunnel-replicas.e2e-spec.ts',
+  'test/e2e/metric-replicas.e2e-spec.ts',
   // Needs no database at all (the PromQL engine against a real Prometheus, on in-memory data):
   // listed here so that it runs once per full test run, not once per database.
   'test/e2e/promql-differential.e2e-spec.ts',

@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, eventually } from '../support/app.js';
+import { createPostgresDatabase, type TestDatabase } from '../support/database.js';
+import { ServiceProcess } from '../support/service-process.js';
+
+// The metric store with two replicas of the built service on one PostgreSQL database: a write
+// through one is read through the other at once, one replica compacts (the `metric-store` lease),
+// and when it is killed the other takes compaction over. PostgreSQL whatever TEST_DB says;
+// vitest.config.ts keeps this file out of the pglite pass, so it runs once per full test run.
+describe('metric store with two replicas on one PostgreSQL database', () => {
+  let db: TestDatabase;
+  let sql: pg.Client;
+  const replicas: ServiceProcess[] = [];
+  const dataDirs: string[] = [];
+
+  beforeAll(async () => {
+    db = await createPostgresDatabase();
+    sql = new pg.Client({ connectionString: db.databaseUrl });
+    await sql.connect();
+    const shared = {
+      DATABASE_URL: db.databaseUrl ?? '',
+      ENCRYPTION_KEY: randomBytes(24).toString('base64'),
+      BOOTSTRAP_CLIENT_ID: ADMIN.clientId,
+      BOOTSTRAP_CLIENT_SECRET: ADMIN.secret,
+      PUBLIC_URL: 'http://127.0.0.1',
+      TUNNEL_STUN_SERVERS: 'none',
+      METRICS_SCRAPE_INTERVAL: '1s',
+    };
+    for (const name of ['a', 'b']) {
+      const dataDir = mkdtempSync(join(tmpdir(), `so-metrics-${name}-`));
+      dataDirs.push(dataDir);
+      const svc = await ServiceProcess.start({ ...shared, DATA_DIR: dataDir });
+      replicas.push(svc);
+      await svc.waitStarted();
+    }
+  });
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.stop('SIGKILL')));
+    await sql.end();
+    await db.drop();
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const query = async (svc: ServiceProcess, q: string) => {
+    const res = await fetch(`${svc.url}/prometheus/api/v1/query?query=${encodeURIComponent(q)}`, {
+      headers: { authorization: await svc.adminAuth() },
+    });
+    expect(res.status).toBe(200);
+    return (
+      (await res.json()) as {
+        data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+      }
+    ).data.result;
+  };
+  const holderPid = async (): Promise<number | undefined> => {
+    const { rows } = await sql.query<{ holder: string }>(
+      `SELECT holder FROM leases WHERE name = 'metric-store' AND expires_at >= clock_timestamp()`,
+    );
+    return rows[0] ? Number(rows[0].holder.split('/')[1]) : undefined;
+  };
+
+  it('a write through one replica is read through the other at once', async () => {
+    const [a, b] = replicas;
+    const res = await fetch(`${a.url}/prometheus/api/v1/import/prometheus`, {
+      method: 'POST',
+      headers: { authorization: await a.adminAuth(), 'content-type': 'text/plain' },
+      body: 'replicated_metric{via="a"} 42\n',
+    });
+    expect(res.status).toBe(204);
+    const seen = await query(b, 'replicated_metric');
+    expect(seen.map((s) => s.value[1])).toEqual(['42']);
+    // Each replica stores its own /metrics: both instances are visible from either.
+    await eventually(async () => (await query(a, 'up{job="stack-orchestrator"}')).length === 2, 20_000);
+  });
+
+  it('one replica compacts; when it is killed, the other takes over within the lease time', async () => {
+    await eventually(async () => (await holderPid()) !== undefined, 15_000);
+    const pid = await holderPid();
+    const holder = replicas.find((r) => r.child.pid === pid);
+    expect(holder).toBeDefined();
+    const other = replicas.find((r) => r !== holder) as ServiceProcess;
+    await holder?.stop('SIGKILL');
+    // The survivor's own scrapes keep adding batches; it folds them once it holds the lease.
+    await eventually(async () => (await holderPid()) === other.child.pid, 20_000);
+    await eventually(async () => {
+      const { rows } = await sql.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM metric_batches WHERE created_at < now() - interval '3 seconds'`,
+      );
+      return rows[0].n === 0;
+    }, 20_000);
+    expect((await query(other, 'replicated_metric')).map((s) => s.value[1])).toEqual(['42']);
+  });
+});
