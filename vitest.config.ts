@@ -12,6 +12,10 @@ const POSTGRES_ONLY = [
   // Needs no database at all (the PromQL engine against a real Prometheus, on in-memory data):
   // listed here so that it runs once per full test run, not once per database.
   'test/e2e/promql-differential.e2e-spec.ts',
+  // A real Prometheus scraping and remote-writing to us, then promtool: slow (Prometheus waits
+  // about 5 s before its first scrape) and about the HTTP surface, not the database underneath,
+  // so it runs once per full run.
+  'test/e2e/metric-prometheus.e2e-spec.ts',
 ];
 const pass = process.env.TEST_DB ?? 'pglite';
 

@@ -3,7 +3,6 @@
  * Prometheus (remote write) and to an in-memory Queryable, every corpus query run on both,
  * instant at several times and as a range query; the answers must agree (compare.ts).
  */
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instantQuery, rangeQuery } from '../../src/server/metric-store/promql/index.js';
@@ -11,7 +10,7 @@ import { differences, fromEngine, fromPrometheus, type Normalized } from '../sup
 import { loadCorpus } from '../support/promql-diff/corpus.js';
 import { generate, SPAN, T0 } from '../support/promql-diff/data.js';
 import { MemoryQueryable } from '../support/promql-diff/memory-queryable.js';
-import { PROMETHEUS_BINARY, PrometheusServer } from '../support/promql-diff/prometheus.js';
+import { PrometheusServer } from '../support/prometheus.js';
 
 const MIN = 60_000;
 const corpus = loadCorpus(fileURLToPath(new URL('../fixtures/promql-corpus.txt', import.meta.url)));
@@ -40,10 +39,6 @@ describe('PromQL engine against Prometheus 2.42', () => {
   let memory: MemoryQueryable;
 
   beforeAll(async () => {
-    if (!existsSync(PROMETHEUS_BINARY))
-      throw new Error(
-        `${PROMETHEUS_BINARY} is missing: apt-get install -y prometheus (the Debian 2.42 package)`,
-      );
     const data = generate();
     memory = new MemoryQueryable(data);
     prometheus = await PrometheusServer.start();

@@ -1,28 +1,26 @@
 /**
- * A real Prometheus (the Debian 2.42 package) for the differential test: started on 127.0.0.1 at
- * a free port with a temporary data directory and no scrape targets (its own samples would move
- * the head past the test's old timestamps), fed through its remote-write receiver, queried over
- * its HTTP API, stopped and removed at the end.
+ * A real Prometheus (the Debian 2.42 package): started on 127.0.0.1 at a free port with a
+ * temporary data directory and the given configuration, queried over its HTTP API, stopped and
+ * removed at the end. The differential test's default has no scrape targets (its own samples
+ * would move the head past the test's old timestamps) and feeds it through its remote-write
+ * receiver; metric-prometheus has it scrape and remote-write to us.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MemorySeries } from './memory-queryable.js';
-import { encodeWriteRequest } from './remote-write.js';
+import type { MemorySeries } from './promql-diff/memory-queryable.js';
+import { encodeWriteRequest } from './promql-diff/remote-write.js';
+import { freePort } from './service-process.js';
 
 export const PROMETHEUS_BINARY = '/usr/bin/prometheus';
+export const PROMTOOL_BINARY = '/usr/bin/promtool';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
+export interface PrometheusOptions {
+  /** prometheus.yml (YAML is a superset of JSON, so an object is written as JSON). */
+  config?: object;
+  /** Extra command-line flags. */
+  args?: string[];
 }
 
 export class PrometheusServer {
@@ -33,9 +31,18 @@ export class PrometheusServer {
     private readonly log: string[],
   ) {}
 
-  static async start(): Promise<PrometheusServer> {
-    const dir = mkdtempSync(join(tmpdir(), 'promql-diff-'));
-    writeFileSync(join(dir, 'prometheus.yml'), 'global:\n  evaluation_interval: 1m\n');
+  static async start(
+    options: PrometheusOptions = {
+      config: { global: { evaluation_interval: '1m' } },
+      args: ['--web.enable-remote-write-receiver'],
+    },
+  ): Promise<PrometheusServer> {
+    if (!existsSync(PROMETHEUS_BINARY))
+      throw new Error(
+        `${PROMETHEUS_BINARY} is missing: apt-get install -y prometheus (the Debian 2.42 package)`,
+      );
+    const dir = mkdtempSync(join(tmpdir(), 'prometheus-'));
+    writeFileSync(join(dir, 'prometheus.yml'), JSON.stringify(options.config ?? {}));
     const port = await freePort();
     const child = spawn(
       PROMETHEUS_BINARY,
@@ -43,8 +50,8 @@ export class PrometheusServer {
         `--config.file=${join(dir, 'prometheus.yml')}`,
         `--storage.tsdb.path=${join(dir, 'data')}`,
         `--web.listen-address=127.0.0.1:${port}`,
-        '--web.enable-remote-write-receiver',
         '--query.lookback-delta=5m',
+        ...(options.args ?? []),
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
@@ -63,6 +70,15 @@ export class PrometheusServer {
     }
     await server.stop();
     throw new Error(`Prometheus did not become ready:\n${log.join('').slice(-2000)}`);
+  }
+
+  /** What Prometheus logged so far (for failure messages). */
+  output(): string {
+    return this.log.join('');
+  }
+
+  get exited(): boolean {
+    return this.child.exitCode !== null;
   }
 
   async version(): Promise<string> {
