@@ -142,7 +142,11 @@ describe('Prometheus query API at /prometheus/api/v1', () => {
     );
     expect(theirs.body.data.result).toEqual([]);
     // Without a token or credentials: 401.
-    await t.http.get('/prometheus/api/v1/query?query=up').expect(401);
+    const anonymous = await t.http.get('/prometheus/api/v1/query?query=up').expect(401);
+    expect(anonymous.headers['www-authenticate']).toMatch(
+      /^Bearer realm="stack-orchestrator".*, Basic realm="stack-orchestrator"$/,
+    );
+    expect(anonymous.body.detail).toContain('HTTP Basic');
   });
 
   it('the MCP PromQL tools answer what the HTTP API answers, with its errors', async () => {

@@ -9,6 +9,7 @@ import { RequestContext, type Caller } from '../common/request-context.js';
 import { ACCEPTS_BASIC, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators.js';
 import { BasicCredentials } from './basic-credentials.js';
 import {
+  REALM,
   insufficientScope,
   invalidToken,
   missingToken,
@@ -63,9 +64,9 @@ export class AccessGuard extends AuthGuard('jwt') {
       );
       throw undeclaredRoute();
     }
-    const basic =
-      /^Basic\b/i.test(req.headers.authorization ?? '') &&
+    const acceptsBasic =
       this.reflector.getAllAndOverride<boolean | undefined>(ACCEPTS_BASIC, targets) === true;
+    const basic = acceptsBasic && /^Basic\b/i.test(req.headers.authorization ?? '');
     try {
       if (basic)
         (req as Request & { user: Caller }).user = await this.basic.caller(req.headers.authorization ?? '');
@@ -73,7 +74,7 @@ export class AccessGuard extends AuthGuard('jwt') {
     } catch (err) {
       if (debug)
         this.logger.debug({ route, required_scopes: scopes, decision: 'unauthenticated' }, 'access decision');
-      throw err;
+      throw acceptsBasic && !basic ? offerBasic(err) : err;
     }
     const caller = (req as Request & { user: Caller }).user;
     RequestContext.setCaller(caller);
@@ -131,6 +132,20 @@ export class AccessGuard extends AuthGuard('jwt') {
     );
     throw invalidToken('verification failed', this.resourceMetadata);
   }
+}
+
+/** A Bearer 401 on a route that also takes Basic: both challenges, so a browser or Grafana may ask. */
+function offerBasic(err: unknown): unknown {
+  if (!(err instanceof AppError) || err.status !== 401) return err;
+  const bearer = err.headers?.['WWW-Authenticate'];
+  return new AppError(
+    401,
+    err.code,
+    err.title,
+    `${err.message} HTTP Basic with a client id and secret is accepted too.`,
+    err.errors,
+    { ...err.headers, 'WWW-Authenticate': `${bearer ? `${bearer}, ` : ''}Basic realm="${REALM}"` },
+  );
 }
 
 /** jsonwebtoken's messages, reduced to what a client may learn. */
