@@ -16,7 +16,8 @@ describe('Prometheus query API at /prometheus/api/v1', () => {
   const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    // Low query limits, so the limit errors are reachable with little data.
+    t = await startTestApp({ env: { METRICS_QUERY_MAX_SAMPLES: '1000', METRICS_QUERY_MAX_SERIES: '2' } });
     auth = await t.adminAuth();
     const store = t.app.get(MetricStoreService);
     const series = (labels: Record<string, string>, values: number[]) => {
@@ -29,6 +30,10 @@ describe('Prometheus query API at /prometheus/api/v1', () => {
         series({ __name__: 'http_requests_total', job: 'api', code: '200' }, [0, 10, 20, 30, 40]),
         series({ __name__: 'http_requests_total', job: 'api', code: '500' }, [0, 1, 2, 3, 4]),
         series({ __name__: 'temperature', job: 'sensor', room: 'lab' }, [20.5, 21, 21.5, 22, 22.5]),
+        series(
+          { __name__: 'dense', job: 'load' },
+          Array.from({ length: 1200 }, (_, i) => i),
+        ),
       ],
       T0 + 60_000,
     );
@@ -91,10 +96,8 @@ describe('Prometheus query API at /prometheus/api/v1', () => {
       { __name__: 'http_requests_total', code: '500', job: 'api' },
     ]);
     expect((await get('labels').expect(200)).body.data).toEqual(['__name__', 'code', 'job', 'room']);
-    expect((await get('label/job/values').expect(200)).body.data).toEqual(['api', 'sensor']);
-    expect((await get('label/__name__/values?limit=1').expect(200)).body.data).toEqual([
-      'http_requests_total',
-    ]);
+    expect((await get('label/job/values').expect(200)).body.data).toEqual(['api', 'load', 'sensor']);
+    expect((await get('label/__name__/values?limit=1').expect(200)).body.data).toEqual(['dense']);
     expect((await get('metadata').expect(200)).body.data).toEqual({
       http_requests_total: [{ type: 'counter', help: 'Requests served.', unit: '' }],
     });
@@ -116,6 +119,18 @@ describe('Prometheus query API at /prometheus/api/v1', () => {
     expect((await get('label/bad-name/values').expect(400)).body.error).toBe(
       'invalid label name: "bad-name"',
     );
+    // Over the configured limits: clean execution errors.
+    const samples = await get(
+      `query?query=${encodeURIComponent('count_over_time(dense[1d])')}&time=${(T0 + 1200 * 15_000) / 1000}`,
+    ).expect(422);
+    expect(samples.body).toMatchObject({
+      errorType: 'execution',
+      error: expect.stringContaining('too many samples'),
+    });
+    const series = await get(
+      `query?query=${encodeURIComponent('{job=~".+"}')}&time=${(T0 + 60_000) / 1000}`,
+    ).expect(422);
+    expect(series.body.error).toContain('more than 2 series');
     // Many-to-many matching fails while evaluating: 422 execution.
     const manyToMany = await get(
       `query?query=${encodeURIComponent('http_requests_total + on(job) http_requests_total')}&time=${(T0 + 60_000) / 1000}`,

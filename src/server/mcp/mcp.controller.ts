@@ -1,3 +1,4 @@
+import { AppConfig } from '../config/config.js';
 import { Body, Controller, Delete, Get, Logger, Post, Req, Res } from '@nestjs/common';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -47,6 +48,7 @@ export class McpController {
     private readonly drift: DriftService,
     private readonly jobs: JobsService,
     metrics: MetricStoreService,
+    config: AppConfig,
   ) {
     this.tools = new ToolRegistry(
       [
@@ -55,7 +57,7 @@ export class McpController {
         ...workerTools(workers, connectivity),
         ...stackTools(stacks, drift),
         ...jobTools(jobs),
-        ...metricTools(metrics),
+        ...metricTools(metrics, config),
       ],
       this.log,
     );

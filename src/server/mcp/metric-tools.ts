@@ -1,6 +1,8 @@
 import * as z from 'zod/v4';
 import { AppError } from '../common/app-error.js';
-import { apiError, PrometheusApi, type QueryJson } from '../metric-store/api/prometheus-api.js';
+import type { Caller } from '../common/request-context.js';
+import { AppConfig } from '../config/config.js';
+import { apiError, PrometheusApi, queryLimits, type QueryJson } from '../metric-store/api/prometheus-api.js';
 import { MetricStoreService } from '../metric-store/store/metric-store.service.js';
 import * as out from './schemas/metrics.js';
 import { defineTool, READ_ONLY, type McpTool } from './tool.js';
@@ -28,7 +30,8 @@ const query = z
  * PromQL over the built-in metric store, as GET /prometheus/api/v1/query and query_range answer
  * it (the same code, the caller's own series).
  */
-export function metricTools(store: MetricStoreService): McpTool[] {
+export function metricTools(store: MetricStoreService, config: AppConfig): McpTool[] {
+  const api = (caller: Caller) => new PrometheusApi(store, caller.owner, queryLimits(config));
   return [
     defineTool({
       name: 'query_metrics',
@@ -43,7 +46,7 @@ export function metricTools(store: MetricStoreService): McpTool[] {
       },
       output: out.queryResult,
       annotations: READ_ONLY,
-      run: (args, caller) => prometheus(() => new PrometheusApi(store, caller.owner).query(args)),
+      run: (args, caller) => prometheus(() => api(caller).query(args)),
     }),
     defineTool({
       name: 'query_metrics_range',
@@ -60,7 +63,7 @@ export function metricTools(store: MetricStoreService): McpTool[] {
       },
       output: out.queryResult,
       annotations: READ_ONLY,
-      run: (args, caller) => prometheus(() => new PrometheusApi(store, caller.owner).queryRange(args)),
+      run: (args, caller) => prometheus(() => api(caller).queryRange(args)),
     }),
   ];
 }

@@ -1,3 +1,4 @@
+import type { AppConfig } from '../../config/config.js';
 import { MetricInputError } from '../errors.js';
 import { isValidLabelName } from '../labels.js';
 import {
@@ -20,12 +21,12 @@ import {
   parseRange,
 } from './params.js';
 
-/** The longest a query may run (Prometheus's --query.timeout default); `timeout` only shortens it. */
-export const QUERY_TIMEOUT_MS = 120_000;
-/** Samples one query may load: bounds its memory (16 bytes a sample in typed arrays). */
-export const MAX_QUERY_SAMPLES = 5_000_000;
-/** Series one query may answer. */
-export const MAX_QUERY_SERIES = 10_000;
+/** A query's limits (METRICS_QUERY_*): time, samples loaded (16 bytes each in memory), series answered. */
+export interface QueryLimits {
+  timeoutMs: number;
+  maxSamples: number;
+  maxSeries: number;
+}
 
 /** A failure in the Prometheus API's own terms: its error type and HTTP status. */
 export class PromApiError extends Error {
@@ -48,6 +49,13 @@ export function apiError(err: unknown): PromApiError {
   if (err instanceof PromqlError) return new PromApiError(err.errorType, err.message, STATUS[err.errorType]);
   throw err;
 }
+
+/** The configured limits (AppConfig.metrics) as the API applies them. */
+export const queryLimits = (config: AppConfig): QueryLimits => ({
+  timeoutMs: config.metrics.queryTimeoutMs,
+  maxSamples: config.metrics.queryMaxSamples,
+  maxSeries: config.metrics.queryMaxSeries,
+});
 
 export type Form = Record<string, string | string[] | undefined>;
 
@@ -73,6 +81,7 @@ export class PrometheusApi {
   constructor(
     private readonly store: MetricStoreService,
     private readonly owner: string,
+    private readonly queryLimits: QueryLimits,
     private readonly now = Date.now(),
   ) {}
 
@@ -152,13 +161,14 @@ export class PrometheusApi {
 
   private limits(form: Form): { deadline: number; maxSamples: number; maxSeries: number } {
     const given = one(form, 'timeout');
+    const { timeoutMs, maxSamples, maxSeries } = this.queryLimits;
     const timeout = given
       ? Math.min(
           param('timeout', () => parseDuration(given)),
-          QUERY_TIMEOUT_MS,
+          timeoutMs,
         )
-      : QUERY_TIMEOUT_MS;
-    return { deadline: Date.now() + timeout, maxSamples: MAX_QUERY_SAMPLES, maxSeries: MAX_QUERY_SERIES };
+      : timeoutMs;
+    return { deadline: Date.now() + timeout, maxSamples, maxSeries };
   }
 }
 

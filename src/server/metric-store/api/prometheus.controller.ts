@@ -6,7 +6,8 @@ import { Consumes } from '../../common/media-type.js';
 import { isDatabaseUnavailable } from '../../database/database-errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../common/version.js';
 import { MetricStoreService } from '../store/metric-store.service.js';
-import { apiError, PromApiError, PrometheusApi, type Form } from './prometheus-api.js';
+import { AppConfig } from '../../config/config.js';
+import { apiError, PromApiError, PrometheusApi, queryLimits, type Form } from './prometheus-api.js';
 
 /** The Prometheus version whose HTTP API and PromQL this store answers as. */
 export const COMPATIBLE_PROMETHEUS = '2.42.0';
@@ -23,7 +24,10 @@ export const COMPATIBLE_PROMETHEUS = '2.42.0';
 export class PrometheusController {
   private readonly logger = new Logger('metric-store');
 
-  constructor(private readonly store: MetricStoreService) {}
+  constructor(
+    private readonly store: MetricStoreService,
+    private readonly config: AppConfig,
+  ) {}
 
   @Get('query')
   queryGet(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
@@ -116,7 +120,7 @@ export class PrometheusController {
   }
 
   private api(caller: Caller): PrometheusApi {
-    return new PrometheusApi(this.store, caller.owner);
+    return new PrometheusApi(this.store, caller.owner, queryLimits(this.config));
   }
 
   /** Prometheus's envelopes: `{status: "success", data}` or `{status: "error", errorType, error}`. */
