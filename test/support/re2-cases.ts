@@ -1,8 +1,9 @@
 /**
  * Regular expressions and label values for src/server/metric-store/re2.spec.ts, which runs each
  * through Prometheus 2.42 (promtool) and through ours. Gathered from the storage and engine
- * helpers' specs and the differential corpus, plus Go's corner cases.
+ * helpers' specs and the differential corpus, plus Go's corner cases, and random ones.
  */
+import type { Random } from './random.js';
 
 /** Label values every pattern is tried on: case and case folding, Unicode, newlines, metacharacters. */
 export const VALUES = [
@@ -237,3 +238,62 @@ export const CAPTURE_PATTERNS = [
 
 export const CAPTURE_VALUES = ['', 'a', 'aa', 'aaa', 'ab', 'abcd', 'abab', 'b', 'ba', 'xy', 'y', 'foo123'];
 CAPTURE_VALUES.push('a\nb', 'ab cd', 'aaab', 'web-01.example.com', 'v1.22.3', '12.5', 'bab', 'abc');
+
+/**
+ * A random Go regular expression over a few characters (so that matches are frequent): nested
+ * groups of every kind, flags, classes, anchors and every repetition, greedy and not.
+ */
+export function randomPattern(r: Random, depth = 0): string {
+  const branches = r.int(1, depth > 1 ? 1 : 3);
+  const out: string[] = [];
+  for (let b = 0; b < branches; b++) {
+    let concat = '';
+    for (let i = r.int(depth === 0 ? 1 : 0, 3); i > 0; i--) concat += randomItem(r, depth);
+    out.push(concat);
+  }
+  return out.join('|');
+}
+
+const ATOMS = [
+  'a',
+  'b',
+  'A',
+  'k',
+  'é',
+  '\\.',
+  '.',
+  '-',
+  '\\n',
+  '[ab]',
+  '[^a]',
+  '[a-b]',
+  '[^\\pL]',
+  '\\d',
+  '\\w',
+  '\\s',
+  '\\W',
+];
+const MORE = ['[[:alpha:]]', '\\pL', '\\PL', '^', '$', '\\b', '\\B', '(?i)', '(?s)', '(?U)', '(?m)', '(?-i)'];
+const QUANTIFIERS = ['*', '+', '?', '{2}', '{1,2}', '{0,}', '{2,}'];
+
+function randomItem(r: Random, depth: number): string {
+  let atom: string;
+  const kind = r.int(0, 9);
+  if (kind < 5 || depth > 2) atom = r.pick(ATOMS);
+  else if (kind < 7) atom = r.pick(MORE);
+  else {
+    const open = r.pick(['(', '(', '(?:', '(?i:', '(?s:', '(?P<n>', '(?U:']);
+    atom = `${open}${randomPattern(r, depth + 1)})`;
+  }
+  if (atom.startsWith('(?') && atom.endsWith(')') && !atom.includes(':') && atom.length <= 5) return atom;
+  if (r.next() < 0.4) atom += r.pick(QUANTIFIERS) + (r.next() < 0.3 ? '?' : '');
+  return atom;
+}
+
+/** A short random value over the patterns' characters. */
+export function randomValue(r: Random): string {
+  let v = '';
+  for (let i = r.int(0, 7); i > 0; i--)
+    v += r.pick(['a', 'a', 'b', 'A', 'B', '.', '-', '\n', '1', ' ', 'K', '\u212a', 'É']);
+  return v;
+}

@@ -35,7 +35,7 @@ export function setHas(set: CharSet, cp: number): boolean {
   for (let i = 0; !hit && i < set.properties.length; i++) {
     const p = set.properties[i];
     let re = propertyTests.get(p.name);
-    if (re === undefined) propertyTests.set(p.name, (re = new RegExp(`^\\p{${p.name}}$`, 'v')));
+    if (re === undefined) propertyTests.set(p.name, (re = new RegExp(`^\\p{${p.name}}$`, 'u')));
     hit = (re.test(String.fromCodePoint(cp)) || inRanges(p.extra, cp)) !== p.negate;
   }
   return hit !== set.negate;

@@ -192,7 +192,7 @@ export function propertyFoldExtra(property: string): Range[] {
   let extra = propertyExtras.get(property);
   if (extra === undefined) {
     const map = foldOrbits();
-    const re = new RegExp(`^\\p{${property}}$`, 'v');
+    const re = new RegExp(`^\\p{${property}}$`, 'u');
     const found: Range[] = [];
     for (const cp of foldable)
       if (re.test(String.fromCodePoint(cp)))
@@ -203,7 +203,7 @@ export function propertyFoldExtra(property: string): Range[] {
   return extra;
 }
 
-/** A code point as a JS `v`-mode escape: valid inside and outside classes, whatever it is. */
+/** A code point as a JS `u`-mode escape: valid inside and outside classes, whatever it is. */
 export const hex = (cp: number): string => `\\u{${cp.toString(16)}}`;
 
 export const emitRanges = (list: readonly Range[]): string =>

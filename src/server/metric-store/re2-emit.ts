@@ -1,5 +1,5 @@
 /**
- * A Go regexp syntax tree (re2-ast.ts) as a JavaScript RegExp source with the `v` flag and the
+ * A Go regexp syntax tree (re2-ast.ts) as a JavaScript RegExp source with the `u` flag and the
  * same meaning, and whether V8's backtracking engine may run it.
  *
  * V8 backtracks; RE2 does not. `linear` holds when the tree is deterministic with one code point
@@ -12,17 +12,30 @@
 import type { CharSet, Node } from './re2-ast.js';
 import { complement, emitRanges, hex, intersects, MAX_CP, normalize, type Range } from './re2-classes.js';
 
+/**
+ * A set as `u`-mode JS. (Node 20's `v` mode mis-matches a negated class at the start of a
+ * repeated group, `/^(?:[^a]b)+/v` matching "ab", so no `v`.) A negated property with what folding
+ * adds (`(?i)\P{Lu}`) cannot be a class member without `v`'s nesting: such a set is written with
+ * lookaheads over its complement, which match one code point without any choice to backtrack to.
+ */
 function emitSet(set: CharSet): string {
   const [only] = set.ranges;
   if (set.ranges.length === 1 && only[0] === only[1] && set.properties.length === 0 && !set.negate)
     return hex(only[0]);
-  let body = emitRanges(set.ranges);
+  let members = emitRanges(set.ranges);
+  const excluded: string[] = [];
   for (const p of set.properties) {
-    if (p.extra.length === 0) body += `\\${p.negate ? 'P' : 'p'}{${p.name}}`;
-    else if (!p.negate) body += `\\p{${p.name}}${emitRanges(p.extra)}`;
-    else body += `[^\\p{${p.name}}${emitRanges(p.extra)}]`;
+    if (p.extra.length === 0) members += `\\${p.negate ? 'P' : 'p'}{${p.name}}`;
+    else if (!p.negate) members += `\\p{${p.name}}${emitRanges(p.extra)}`;
+    else excluded.push(`[\\p{${p.name}}${emitRanges(p.extra)}]`);
   }
-  return `[${set.negate ? '^' : ''}${body}]`;
+  if (excluded.length === 0) return `[${set.negate ? '^' : ''}${members}]`;
+  // The code points outside the set's union: in every excluded set and not among the members.
+  const outside = `(?![${members}])${excluded
+    .slice(1)
+    .map((e) => `(?=${e})`)
+    .join('')}${excluded[0]}`;
+  return set.negate ? `(?:${outside})` : `(?:(?!${outside})[\\u{0}-\\u{10ffff}])`;
 }
 
 const ASSERTIONS = {
@@ -34,7 +47,7 @@ const ASSERTIONS = {
   noWordBoundary: '\\B',
 } as const;
 
-/** The JS source (for the `v` flag, no other) of a tree. */
+/** The JS source (for the `u` flag, no other) of a tree. */
 export function emitJs(node: Node): string {
   switch (node.op) {
     case 'empty':

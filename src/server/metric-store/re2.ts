@@ -103,7 +103,7 @@ export class Re2 {
   ) {
     const { root, names } = parseRe2(pattern);
     this.names = names;
-    this.js = new RegExp(emitJs(root), 'v');
+    this.js = new RegExp(emitJs(root), 'u');
     const { linear, capturesInLoop } = analyze(root);
     this.shortcut = engine === 'auto' ? shortcut(root) : undefined;
     this.backtracks = engine === 'js' || (engine === 'auto' && linear);
