@@ -1,12 +1,14 @@
 /**
- * Canonical label sets (docs/metric-store-design.md, "Series index"): Prometheus's name rules,
- * empty values dropped as Prometheus drops them, sorted by name, duplicates refused; a canonical
- * key string that identifies a series and a 53-bit hash of it.
+ * Label sets for the whole metric store (docs/metric-store-design.md, "Series index"): Prometheus's
+ * name rules, canonical sets (empty values dropped as Prometheus drops them, sorted by name,
+ * duplicates refused), a canonical key string that identifies a series and a 53-bit hash of it,
+ * Prometheus's order, and the lookups and edits storage and the engine share.
  */
 import { MetricInputError } from './errors.js';
 import type { Label, LabelSet } from './series.js';
 
 export const METRIC_NAME_LABEL = '__name__';
+export const EMPTY_LABELS: LabelSet = Object.freeze([]);
 
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -137,6 +139,16 @@ export function hashString(s: string): number {
 
 export function labelsHash(labels: LabelSet): number {
   return hashString(labelsKey(labels));
+}
+
+/** Prometheus's labels.Compare: label by label, name then value; a prefix sorts first. */
+export function compareLabels(a: LabelSet, b: LabelSet): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    if (a[i].name !== b[i].name) return a[i].name < b[i].name ? -1 : 1;
+    if (a[i].value !== b[i].value) return a[i].value < b[i].value ? -1 : 1;
+  }
+  return a.length - b.length;
 }
 
 /** A label's value; "" when absent, which is how PromQL matchers see a missing label. */

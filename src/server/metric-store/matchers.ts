@@ -1,11 +1,11 @@
 /**
  * PromQL label matchers as predicates, with Prometheus's semantics: a missing label has the value
  * "" (so `{x=""}` matches series without x and `{x!=""}` requires it), regular expressions are
- * Go syntax (re2.ts) fully anchored. Compiled regular expressions are cached by pattern.
+ * Go syntax (re2.ts) fully anchored. Storage selects and the engine's own checks both use them.
  */
 import { MetricInputError } from './errors.js';
 import { labelValue } from './labels.js';
-import { translateRe2 } from './re2.js';
+import { compileRe2, matchBudget } from './re2.js';
 import type { LabelSet, Matcher } from './series.js';
 
 export interface CompiledMatcher {
@@ -15,28 +15,6 @@ export interface CompiledMatcher {
   matches(labels: LabelSet): boolean;
   /** For the index: the exact values a `=~` accepts when it is an alternation of literals. */
   readonly literals?: ReadonlySet<string>;
-}
-
-const CACHE_LIMIT = 1000;
-const regexCache = new Map<string, RegExp | MetricInputError>();
-
-/** The anchored JS RegExp for a Go pattern; throws MetricInputError for an invalid one. */
-export function compileRegex(pattern: string): RegExp {
-  let cached = regexCache.get(pattern);
-  if (cached === undefined) {
-    try {
-      const { source, flags } = translateRe2(pattern);
-      cached = new RegExp(source, flags);
-    } catch (err) {
-      if (!(err instanceof MetricInputError)) throw err;
-      cached = err;
-    }
-    // Oldest first out: a Map iterates in insertion order.
-    if (regexCache.size >= CACHE_LIMIT) regexCache.delete(regexCache.keys().next().value!);
-    regexCache.set(pattern, cached);
-  }
-  if (cached instanceof MetricInputError) throw cached;
-  return cached;
 }
 
 /** `a|b|c` with no metacharacters: its alternatives, so matching is a set lookup. */
@@ -53,13 +31,15 @@ function regexPredicate(pattern: string): { test: (v: string) => boolean; litera
   if (literals) return { test: (v) => literals.has(v), literals };
   if (pattern === '.*') return { test: (v) => !v.includes('\n') };
   if (pattern === '.+') return { test: (v) => v !== '' && !v.includes('\n') };
-  const re = compileRegex(pattern);
+  const re = compileRe2(pattern);
+  // One budget per compiled matcher, that is per selection: see re2.ts.
+  const budget = matchBudget();
   const seen = new Map<string, boolean>();
   return {
     test: (v) => {
       let hit = seen.get(v);
       if (hit === undefined) {
-        hit = re.test(v);
+        hit = re.test(v, budget);
         if (seen.size >= VALUE_CACHE_LIMIT) seen.clear();
         seen.set(v, hit);
       }

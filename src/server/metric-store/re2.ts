@@ -1,331 +1,185 @@
 /**
- * Go regexp (RE2) syntax, as PromQL matchers use it, translated to an equivalent JavaScript
- * RegExp with the `u` flag. Everything is parsed and re-emitted rather than passed through, so
- * the differences are handled: `.` excludes only \n, `\s` is ASCII, POSIX classes, `\Q..\E`,
- * octal and `\x{..}` escapes, a `{` that is not a repeat is a literal, `(?P<name>..)`, the `s`
- * and `m` flags anywhere (emulated), `(?i)` for the whole pattern. Go's own syntax errors get Go's
- * messages; what Go accepts but this engine cannot do faithfully is refused with "unsupported".
- * Exponential backtracking: an unbounded repetition of a group that itself repeats (`(a+)+`,
- * `(a{1,3})*`) is refused, since Go runs it in linear time and a backtracking engine need not.
- * Overlapping alternatives under a repetition (`(a|aa)+`) are not caught: see the design doc.
+ * Go regular expressions (RE2 syntax, Go 1.19 as Prometheus 2.42 has them) for the whole metric
+ * store: label matchers in storage and the engine, and label_replace. A pattern is parsed as
+ * Prometheus compiles it, fully anchored (re2-parse.ts, Go's errors), then run on V8's engine
+ * when that is linear for it (re2-emit.ts), else on a linear-time NFA (re2-vm.ts): RE2 never
+ * backtracks, so neither may we, or a hostile `=~` could hold the event loop for ever. Compiled
+ * patterns (and errors) are cached. See docs/metric-store-design.md, "Regular expressions".
  */
 import { MetricInputError } from './errors.js';
-import {
-  complement,
-  emitRanges,
-  ESCAPED,
-  GENERAL_CATEGORY,
-  hex,
-  MAX_CP,
-  PERL,
-  POSIX,
-  type Range,
-} from './re2-classes.js';
+import type { Node } from './re2-ast.js';
+import { MAX_CP } from './re2-classes.js';
+import { analyze, emitJs } from './re2-emit.js';
+import { parseRe2, programSize } from './re2-parse.js';
+import { Program, run, type Budget } from './re2-vm.js';
 
-class Translator {
-  private readonly cps: number[];
-  private pos = 0;
-  private ignoreCase = false;
+export type { Budget } from './re2-vm.js';
 
-  /** `iAt`: where a leading `(?i)` may stand to apply to the whole pattern. */
+/**
+ * The largest program (Go's instruction count) the NFA runs: its cost per code point grows with
+ * the program, so a pattern that needs it and is larger is refused (Go allows ~3.3 million).
+ */
+export const MAX_NFA_PROGRAM = 10_000;
+
+/**
+ * NFA steps (instructions visited, 20 to 50 ns each) one caller may spend: a selection's matcher,
+ * a label_replace. Linear time still grows with the program and the values; this bounds a
+ * hostile pattern over many long values to a clean error after about a second of blocked loop.
+ * `.*foo.*bar` takes about 80 steps for a 25-character value.
+ */
+export const MATCH_BUDGET = 30_000_000;
+
+export const matchBudget = (): Budget => ({ left: MATCH_BUDGET });
+
+export type Re2Engine = 'auto' | 'nfa' | 'js';
+
+/** `.*` as the pattern's own: 'line' stops at \n, 'all' is `(?s).*`. */
+type Dots = 'none' | 'line' | 'all';
+
+/** A pattern that is only `[.*]literal[.*]`: tested with string search, exactly. */
+interface Shortcut {
+  literal: string;
+  lead: Dots;
+  trail: Dots;
+}
+
+function dots(node: Node): Dots | undefined {
+  if (node.op !== 'repeat' || node.min !== 0 || node.max !== -1 || node.sub.op !== 'char') return undefined;
+  const { ranges, properties, negate } = node.sub.set;
+  if (properties.length > 0 || negate) return undefined;
+  const key = JSON.stringify(ranges);
+  return key === JSON.stringify([[0, MAX_CP]])
+    ? 'all'
+    : key ===
+        JSON.stringify([
+          [0, 9],
+          [11, MAX_CP],
+        ])
+      ? 'line'
+      : undefined;
+}
+
+function shortcut(root: Node): Shortcut | undefined {
+  const flat = (n: Node): Node[] => (n.op === 'concat' ? n.subs.flatMap(flat) : [n]);
+  const items = flat(root).slice(1, -1);
+  const lead = items.length > 0 ? dots(items[0]) : undefined;
+  const trail = items.length > 1 ? dots(items[items.length - 1]) : undefined;
+  const middle = items.slice(lead ? 1 : 0, trail ? -1 : undefined);
+  let literal = '';
+  for (const n of middle) {
+    if (n.op !== 'char' || n.set.properties.length > 0 || n.set.negate || n.set.ranges.length !== 1)
+      return undefined;
+    const [lo, hi] = n.set.ranges[0];
+    if (lo !== hi) return undefined;
+    literal += String.fromCodePoint(lo);
+  }
+  if (literal === '' || (lead === 'line' && trail === 'line' && literal.includes('\n'))) return undefined;
+  return { literal, lead: lead ?? 'none', trail: trail ?? 'none' };
+}
+
+function shortcutTest({ literal, lead, trail }: Shortcut, v: string): boolean {
+  const free = (dots: Dots, part: string) => dots === 'all' || (dots === 'line' && !part.includes('\n'));
+  if (lead === 'none' && trail === 'none') return v === literal;
+  if (lead === 'none') return v.startsWith(literal) && free(trail, v.slice(literal.length));
+  if (trail === 'none') return v.endsWith(literal) && free(lead, v.slice(0, v.length - literal.length));
+  // The first occurrence leaves the least before it, the last the least after it.
+  const i = lead === 'line' || trail === 'all' ? v.indexOf(literal) : v.lastIndexOf(literal);
+  return i >= 0 && free(lead, v.slice(0, i)) && free(trail, v.slice(i + literal.length));
+}
+
+export class Re2 {
+  /** Capture group names by index ('' when unnamed; index 0 is the whole match). */
+  readonly names: readonly string[];
+  /** Whether test() runs on V8's backtracking engine (linear for this pattern), else on the NFA. */
+  readonly backtracks: boolean;
+  private readonly js: RegExp;
+  private readonly program: Program | undefined;
+  private readonly jsCaptures: boolean;
+  private readonly shortcut: Shortcut | undefined;
+
   constructor(
-    private readonly pattern: string,
-    private readonly iAt: number,
-    private readonly shown = pattern,
+    readonly pattern: string,
+    engine: Re2Engine = 'auto',
   ) {
-    this.cps = Array.from(pattern, (c) => c.codePointAt(0)!);
-    if (this.cps.some((cp) => cp >= 0xd800 && cp <= 0xdfff)) this.fail('invalid UTF-8', pattern);
+    const { root, names } = parseRe2(pattern);
+    this.names = names;
+    this.js = new RegExp(emitJs(root), 'u');
+    const { linear, capturesInLoop } = analyze(root);
+    this.shortcut = engine === 'auto' ? shortcut(root) : undefined;
+    this.backtracks = engine === 'js' || (engine === 'auto' && linear);
+    this.jsCaptures = this.backtracks && (engine === 'js' || !capturesInLoop);
+    if (!this.backtracks || !this.jsCaptures) {
+      const size = programSize(root);
+      if (size > MAX_NFA_PROGRAM)
+        throw new MetricInputError(`error parsing regexp: expression too large: \`^(?:${pattern})$\``);
+      this.program = new Program(root, names.length);
+    }
   }
 
-  fail(code: string, fragment: string): never {
-    throw new MetricInputError(`error parsing regexp: ${code}: \`${fragment}\``);
+  /** Instructions held (the cache's measure). */
+  get weight(): number {
+    return 1 + (this.program?.size ?? 0);
   }
 
-  unsupported(what: string): never {
-    throw new MetricInputError(`unsupported regular expression ${JSON.stringify(this.shown)}: ${what}`);
+  private readonly exhausted = (): never => {
+    throw new MetricInputError(
+      `regular expression ${JSON.stringify(this.pattern)} needs more than ${MATCH_BUDGET} steps to match; make it simpler`,
+    );
+  };
+
+  /** Whether the whole value matches (NFA steps taken from `budget`). */
+  test(value: string, budget: Budget = matchBudget()): boolean {
+    if (this.shortcut) return shortcutTest(this.shortcut, value);
+    if (this.backtracks) return this.js.test(value);
+    return run(this.program!, value, false, budget, this.exhausted) !== null;
   }
 
-  private rest(from: number, n = 8): string {
-    return String.fromCodePoint(...this.cps.slice(from, from + n));
+  /** The whole value's match: index 0 the value, then each group's text (undefined when unset). */
+  exec(value: string, budget: Budget = matchBudget()): (string | undefined)[] | null {
+    if (this.jsCaptures) {
+      const m = this.js.exec(value);
+      return m ? Array.from(m) : null;
+    }
+    const caps = run(this.program!, value, true, budget, this.exhausted);
+    if (caps === null) return null;
+    return this.names.map((_, i) =>
+      caps[2 * i] < 0 ? undefined : value.slice(caps[2 * i], caps[2 * i + 1]),
+    );
   }
 
-  translate(): { source: string; flags: string } {
-    const body = this.sequence({ s: false, m: false }, 0);
-    if (this.pos < this.cps.length) this.fail('unexpected )', this.pattern);
-    return { source: body.out, flags: this.ignoreCase ? 'iu' : 'u' };
-  }
-
-  /** An alternation up to an unmatched ')' or the end; reports whether it holds a repetition. */
-  private sequence(flags: { s: boolean; m: boolean }, depth: number): { out: string; repeats: boolean } {
-    let out = '';
-    let repeats = false;
-    // The last atom: where it starts in `out`, and what it is (repeatable or not).
-    let atomAt = -1;
-    let atomKind: 'none' | 'atom' | 'assertion' | 'repeated' = 'none';
-    let atomRepeats = false;
-    const cps = this.cps;
-    while (this.pos < cps.length) {
-      const start = this.pos;
-      const c = String.fromCodePoint(cps[this.pos++]);
-      let quant = '';
-      if (c === '*' || c === '+' || c === '?') quant = c;
-      else if (c === '{') quant = this.repeat(start);
-      if (quant !== '') {
-        if (cps[this.pos] === 0x3f) quant += String.fromCodePoint(cps[this.pos++]); // lazy
-        if (atomKind === 'none') this.fail('missing argument to repetition operator', quant);
-        if (atomKind === 'repeated') this.fail('invalid nested repetition operator', quant);
-        const unbounded = quant[0] === '*' || quant[0] === '+' || /^\{\d+,\}/.test(quant);
-        if (unbounded && atomRepeats)
-          this.unsupported(
-            'an unbounded repetition of a repetition (such as `(a+)+`) could take exponential time',
-          );
-        if (atomKind === 'assertion') out = `${out.slice(0, atomAt)}(?:${out.slice(atomAt)})`;
-        out += quant;
-        atomKind = 'repeated';
-        repeats = true;
-        continue;
-      }
-      if (c === ')') {
-        if (depth === 0) this.fail('unexpected )', this.pattern);
-        this.pos--;
-        break;
-      }
-      if (c === '|') {
-        out += '|';
-        atomKind = 'none';
-        continue;
-      }
-      atomAt = out.length;
-      atomKind = 'atom';
-      atomRepeats = false;
-      if (c === '(') {
-        const group = this.group(flags, depth);
-        if (group === null) {
-          atomKind = 'none';
-          continue;
-        }
-        out += group.out;
-        atomRepeats = group.repeats;
-        repeats ||= group.repeats;
-      } else if (c === '^' || c === '$') {
-        atomKind = 'assertion';
-        if (!flags.m) out += c;
-        else out += c === '^' ? '(?:^|(?<=\\n))' : '(?:$|(?=\\n))';
-      } else if (c === '.') out += flags.s ? '[\\u{0}-\\u{10ffff}]' : '[^\\n]';
-      else if (c === '[') out += this.charClass(start);
-      else if (c === '\\') {
-        const escape = this.escape(start, false);
-        if (escape === 'assertion') atomKind = 'assertion';
-        out += this.lastEscape;
-      } else out += hex(cps[start]);
-    }
-    return { out, repeats };
-  }
-
-  /** `{n}`, `{n,}` or `{n,m}` after the `{` at `start`; '' when it is a literal brace. */
-  private repeat(start: number): string {
-    const m = /^\{(\d+)(,(\d*))?\}/.exec(this.rest(start, 24));
-    if (!m) return '';
-    const min = Number(m[1]);
-    const max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]);
-    if (min > 1000 || (max !== Infinity && (max > 1000 || max < min)))
-      this.fail('invalid repeat count', m[0]);
-    this.pos = start + m[0].length;
-    return m[0];
-  }
-
-  /** After '(': a group's translation, or null for a bare flag setting such as `(?i)`. */
-  private group(outer: { s: boolean; m: boolean }, depth: number): { out: string; repeats: boolean } | null {
-    const start = this.pos - 1;
-    let flags = outer;
-    if (this.cps[this.pos] === 0x3f /* ? */) {
-      const head = this.rest(start, 300);
-      const named = /^\(\?P<([^>]*)>/.exec(head);
-      const setting = /^\(\?([a-zA-Z-]*)([:)])/.exec(head);
-      if (named) {
-        if (!/^\w+$/.test(named[1])) this.fail('invalid named capture', named[0]);
-        this.pos = start + named[0].length;
-      } else if (setting && (setting[1] !== '' || setting[2] === ')')) {
-        flags = this.flags(setting[1], setting[0], outer, start);
-        this.pos = start + setting[0].length;
-        if (setting[2] === ')') {
-          Object.assign(outer, flags);
-          return null;
-        }
-      } else if (head.startsWith('(?:')) this.pos += 2;
-      else this.fail('invalid or unsupported Perl syntax', head.slice(0, 3));
-    }
-    const inner = this.sequence({ ...flags }, depth + 1);
-    if (this.cps[this.pos] !== 0x29) this.fail('missing closing )', this.pattern);
-    this.pos++;
-    return { out: `(?:${inner.out})`, repeats: inner.repeats };
-  }
-
-  private flags(spec: string, text: string, outer: { s: boolean; m: boolean }, start: number) {
-    const flags = { ...outer };
-    let on = true;
-    let sign = 0;
-    for (const f of spec) {
-      if (f === '-') {
-        if (!on || sign > 0) this.fail('invalid or unsupported Perl syntax', text);
-        on = false;
-        sign = 1;
-        continue;
-      }
-      if (!on) sign = 2;
-      if (f === 's' || f === 'm') flags[f] = on;
-      else if (f === 'i') {
-        // JS cannot scope case-insensitivity: only a leading (?i) for the whole pattern.
-        if (on && start === this.iAt && text.endsWith(')') && !this.ignoreCase) this.ignoreCase = true;
-        else if (on !== this.ignoreCase)
-          this.unsupported('(?i) is supported only at the start of the pattern');
-      } else if (f === 'U') this.unsupported('the U (ungreedy) flag');
-      else this.fail('invalid or unsupported Perl syntax', text);
-    }
-    if (sign === 1) this.fail('invalid or unsupported Perl syntax', text);
-    return flags;
-  }
-
-  private lastEscape = '';
-
-  /**
-   * After '\' at `start`: sets lastEscape to the translation. Returns 'assertion' for \A \z \b \B,
-   * 'class' for a class (and fills classRanges/classText inside classes), 'literal' for one char.
-   */
-  private escape(start: number, inClass: boolean): 'assertion' | 'class' | 'literal' {
-    const cps = this.cps;
-    if (this.pos >= cps.length) this.fail('trailing backslash at end of expression', '');
-    const c = String.fromCodePoint(cps[this.pos++]);
-    const literal = (cp: number) => {
-      this.literal = cp;
-      this.lastEscape = hex(cp);
-      return 'literal' as const;
-    };
-    if (!inClass && 'AzbB'.includes(c)) {
-      this.lastEscape = c === 'A' ? '^' : c === 'z' ? '$' : `\\${c}`;
-      return 'assertion';
-    }
-    if (c in ESCAPED) return literal(ESCAPED[c]);
-    if (c >= '0' && c <= '7') {
-      const m = /^[0-7]{1,3}/.exec(this.rest(this.pos - 1, 3))!;
-      if (c !== '0' && m[0].length === 1) this.fail('invalid escape sequence', `\\${c}`);
-      this.pos += m[0].length - 1;
-      return literal(parseInt(m[0], 8));
-    }
-    if (c === 'x') {
-      const m = /^(?:([0-9a-fA-F]{2})|\{([0-9a-fA-F]{1,6})\})/.exec(this.rest(this.pos, 9));
-      const cp = m ? parseInt(m[1] ?? m[2], 16) : NaN;
-      if (!m || cp > MAX_CP) this.fail('invalid escape sequence', `\\x${this.rest(this.pos, 4)}`);
-      this.pos += m[0].length;
-      return literal(cp);
-    }
-    const lower = c.toLowerCase();
-    if (lower in PERL) {
-      this.classRanges = c === lower ? PERL[lower] : complement(PERL[lower]);
-      this.classText = '';
-      this.lastEscape = `[${emitRanges(this.classRanges)}]`;
-      return 'class';
-    }
-    if (c === 'p' || c === 'P') {
-      let name = String.fromCodePoint(cps[this.pos++] ?? 0);
-      if (name === '{') {
-        const close = cps.indexOf(0x7d, this.pos);
-        if (close < 0) this.fail('invalid character class range', this.rest(start, 12));
-        name = String.fromCodePoint(...cps.slice(this.pos, close));
-        this.pos = close + 1;
-      }
-      let negate = c === 'P';
-      if (name.startsWith('^')) [negate, name] = [!negate, name.slice(1)];
-      const property = name === 'Any' || GENERAL_CATEGORY.test(name) ? name : `Script=${name}`;
-      const text = `\\${negate ? 'P' : 'p'}{${property}}`;
-      try {
-        new RegExp(text, 'u');
-      } catch {
-        this.fail('invalid character class range', `\\${c}{${name}}`);
-      }
-      this.classRanges = [];
-      this.classText = text;
-      this.lastEscape = inClass ? text : `[${text}]`;
-      return 'class';
-    }
-    if (c === 'Q' && !inClass) {
-      const end = this.pattern.indexOf('\\E', start);
-      const stop = end < 0 ? cps.length : Array.from(this.pattern.slice(0, end)).length;
-      this.lastEscape = cps.slice(this.pos, stop).map(hex).join('');
-      this.pos = end < 0 ? cps.length : stop + 2;
-      return 'literal';
-    }
-    const cp = cps[this.pos - 1];
-    if (cp < 0x80 && !/[0-9A-Za-z]/.test(c)) return literal(cp);
-    return this.fail('invalid escape sequence', `\\${c}`);
-  }
-
-  private literal = 0;
-  private classRanges: Range[] = [];
-  private classText = '';
-
-  /** After '[' at `start`: the class as a JS class. */
-  private charClass(start: number): string {
-    const cps = this.cps;
-    let negate = false;
-    if (cps[this.pos] === 0x5e /* ^ */) {
-      negate = true;
-      this.pos++;
-    }
-    const ranges: Range[] = [];
-    let text = '';
-    let first = true;
-    for (;;) {
-      if (this.pos >= cps.length) this.fail('missing closing ]', this.rest(start, 16));
-      const cp = cps[this.pos];
-      if (cp === 0x5d /* ] */ && !first) {
-        this.pos++;
-        break;
-      }
-      first = false;
-      const posix = /^\[:(\^?)([a-z]+):\]/.exec(this.rest(this.pos, 12));
-      if (posix) {
-        const set = POSIX[posix[2]];
-        if (!set) this.fail('invalid character class range', posix[0]);
-        ranges.push(...(posix[1] ? complement(set) : set));
-        this.pos += posix[0].length;
-        continue;
-      }
-      const lo = this.classChar(start);
-      if (lo === null) {
-        ranges.push(...this.classRanges);
-        text += this.classText;
-        continue;
-      }
-      if (cps[this.pos] === 0x2d /* - */ && cps[this.pos + 1] !== 0x5d && this.pos + 1 < cps.length) {
-        this.pos++;
-        const hi = this.classChar(start);
-        if (hi === null || hi < lo) this.fail('invalid character class range', this.rest(start, 16));
-        ranges.push([lo, hi]);
-      } else ranges.push([lo, lo]);
-    }
-    return `[${negate ? '^' : ''}${emitRanges(ranges)}${text}]`;
-  }
-
-  /** One class member: a code point, or null for a class escape (classRanges/classText). */
-  private classChar(start: number): number | null {
-    const cp = this.cps[this.pos++];
-    if (cp !== 0x5c /* \ */) return cp;
-    const kind = this.escape(start, true);
-    if (kind === 'class') return null;
-    return this.literal;
+  /** A group by name (Go's template rule: the first group of that name that matched). */
+  named(match: readonly (string | undefined)[], name: string): string | undefined {
+    for (let i = 1; i < this.names.length; i++)
+      if (this.names[i] === name && match[i] !== undefined) return match[i];
+    return undefined;
   }
 }
 
-/**
- * The JS RegExp (to run with test(), a search) for a PromQL regex matcher value. Prometheus
- * compiles `^(?:` + value + `)$` and also parses the value alone, so both must be valid, and the
- * errors are the wrapped form's first: an unclosed `\Q` or a trailing backslash swallows the
- * wrapper's `)` and is reported as a missing one. Once both parse, the wrapped form is the value
- * fully anchored.
- */
-export function translateRe2(pattern: string): { source: string; flags: string } {
-  const wrapped = new Translator(`^(?:${pattern})$`, 4, pattern).translate();
-  new Translator(pattern, 0).translate();
-  return wrapped;
+/** Cached patterns, oldest first out, bounded by the instructions they hold. */
+const CACHE_WEIGHT = 200_000;
+const cache = new Map<string, Re2 | MetricInputError>();
+let cached = 0;
+
+const weightOf = (entry: Re2 | MetricInputError): number => (entry instanceof Re2 ? entry.weight : 1);
+
+/** The compiled pattern (cached); throws MetricInputError with Go's message for an invalid one. */
+export function compileRe2(pattern: string): Re2 {
+  let entry = cache.get(pattern);
+  if (entry === undefined) {
+    try {
+      entry = new Re2(pattern);
+    } catch (err) {
+      if (!(err instanceof MetricInputError)) throw err;
+      entry = err;
+    }
+    cached += weightOf(entry);
+    cache.set(pattern, entry);
+    for (const [key, old] of cache) {
+      if (cached <= CACHE_WEIGHT || old === entry) break;
+      cache.delete(key);
+      cached -= weightOf(old);
+    }
+  }
+  if (entry instanceof MetricInputError) throw entry;
+  return entry;
 }

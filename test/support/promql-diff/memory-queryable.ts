@@ -1,27 +1,17 @@
 /**
  * An in-memory Queryable for engine tests: series as label sets with sorted samples; select
- * applies the matchers and cuts [mint, maxt]. Test support, not production storage.
+ * applies the matchers with production's matchers.ts (what the store's select runs, so the
+ * differential test exercises production matching) and cuts [mint, maxt]. The samples are test
+ * support, not production storage.
  */
-import type {
-  Label,
-  LabelSet,
-  Matcher,
-  Queryable,
-  SeriesSamples,
-} from '../../../src/server/metric-store/series.js';
-import { compileAnchored } from '../../../src/server/metric-store/promql/regex.js';
+import type { LabelSet, Matcher, Queryable, SeriesSamples } from '../../../src/server/metric-store/series.js';
+import { canonicalLabels } from '../../../src/server/metric-store/labels.js';
+import { compileMatcher, matchesAll } from '../../../src/server/metric-store/matchers.js';
 
 export interface MemorySeries {
   labels: Record<string, string>;
   /** [timestamp ms, value] in ascending time order. */
   samples: [number, number][];
-}
-
-function matches(m: Matcher, value: string): boolean {
-  if (m.type === '=') return value === m.value;
-  if (m.type === '!=') return value !== m.value;
-  const hit = compileAnchored(m.value).test(value);
-  return m.type === '=~' ? hit : !hit;
 }
 
 export class MemoryQueryable implements Queryable {
@@ -30,10 +20,7 @@ export class MemoryQueryable implements Queryable {
 
   constructor(input: MemorySeries[]) {
     this.series = input.map((s) => {
-      const labels: Label[] = Object.entries(s.labels)
-        .filter(([, value]) => value !== '')
-        .map(([name, value]) => ({ name, value }))
-        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const labels = canonicalLabels(Object.entries(s.labels).map(([name, value]) => ({ name, value })));
       return {
         labels,
         t: Float64Array.from(s.samples.map(([t]) => t)),
@@ -44,10 +31,10 @@ export class MemoryQueryable implements Queryable {
 
   select(matchers: readonly Matcher[], mint: number, maxt: number): Promise<SeriesSamples[]> {
     this.selects++;
+    const compiled = matchers.map(compileMatcher);
     const out: SeriesSamples[] = [];
     for (const s of this.series) {
-      const ok = matchers.every((m) => matches(m, s.labels.find((l) => l.name === m.name)?.value ?? ''));
-      if (!ok) continue;
+      if (!matchesAll(compiled, s.labels)) continue;
       let lo = 0;
       while (lo < s.t.length && s.t[lo] < mint) lo++;
       let hi = lo;

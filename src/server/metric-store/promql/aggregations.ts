@@ -6,7 +6,8 @@
 import { unwrapParens, type AggregateExpr } from './ast.js';
 import { PromqlExecutionError } from './errors.js';
 import type { Evaluator } from './evaluator.js';
-import { EMPTY_LABELS, groupKey, METRIC_NAME, onlyLabels, setLabel, withoutLabels } from './labels.js';
+import { EMPTY_LABELS, isValidLabelName, METRIC_NAME_LABEL } from '../labels.js';
+import { groupKey, onlyLabels, setLabel, withoutLabels } from './labels.js';
 import { formatGoFloat } from './lexical.js';
 import { quantile } from './functions/quantile.js';
 import { GoHeap } from './heap.js';
@@ -21,8 +22,6 @@ interface Group {
   heap: GoHeap<Sample> | null;
   values: number[] | null;
 }
-
-const LABEL_NAME_RE = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 export async function evalAggregate(ev: Evaluator, e: AggregateExpr): Promise<Matrix> {
   const param = e.param ? unwrapParens(e.param) : null;
@@ -46,7 +45,7 @@ class GroupCache {
 
   constructor(private readonly e: AggregateExpr) {
     this.names = new Set(e.grouping);
-    this.dropOnWithout = new Set([...e.grouping, METRIC_NAME]);
+    this.dropOnWithout = new Set([...e.grouping, METRIC_NAME_LABEL]);
   }
 
   get(metric: LabelSet): [string, LabelSet] {
@@ -87,12 +86,12 @@ function aggregate(e: AggregateExpr, param: number | string, vec: Vector, cache:
   let valueLabel = '';
   if (op === 'count_values') {
     valueLabel = param as string;
-    if (!LABEL_NAME_RE.test(valueLabel)) throw new PromqlExecutionError(`invalid label name "${valueLabel}"`);
+    if (!isValidLabelName(valueLabel)) throw new PromqlExecutionError(`invalid label name "${valueLabel}"`);
     if (!without) grouping = [...grouping, valueLabel];
   }
   // count_values groups by its new label too: no per-series cache for it.
   const names = op === 'count_values' ? new Set(grouping) : cache.names;
-  const dropOnWithout = new Set([...grouping, METRIC_NAME]);
+  const dropOnWithout = new Set([...grouping, METRIC_NAME_LABEL]);
   const groups = new Map<string, Group>();
   const ordered: Group[] = [];
   for (const s of vec) {

@@ -8,15 +8,8 @@ import { dropsMetricName, isComparison } from './ast.js';
 import { valueType } from './check.js';
 import { PromqlExecutionError } from './errors.js';
 import type { Evaluator } from './evaluator.js';
-import {
-  dropMetricName,
-  getLabel,
-  labelsKey,
-  METRIC_NAME,
-  onlyLabels,
-  setLabel,
-  withoutLabels,
-} from './labels.js';
+import { labelValue, METRIC_NAME_LABEL } from '../labels.js';
+import { dropMetricName, onlyLabels, seriesKey, setLabel, withoutLabels } from './labels.js';
 import type { LabelSet } from '../series.js';
 import type { Matrix, Sample, Vector } from './values.js';
 
@@ -117,12 +110,12 @@ export async function evalBinary(ev: Evaluator, e: BinaryExpr): Promise<Matrix> 
  */
 function signatureFunction(matching: VectorMatching): (s: Sample) => string {
   const cache = new WeakMap<LabelSet, string>();
-  const names = new Set(matching.on ? matching.labels : [...matching.labels, METRIC_NAME]);
+  const names = new Set(matching.on ? matching.labels : [...matching.labels, METRIC_NAME_LABEL]);
   return (s) => {
     if (typeof s.memo === 'string') return s.memo;
     let sig = cache.get(s.metric);
     if (sig === undefined) {
-      sig = labelsKey(matching.on ? onlyLabels(s.metric, names) : withoutLabels(s.metric, names));
+      sig = seriesKey(matching.on ? onlyLabels(s.metric, names) : withoutLabels(s.metric, names));
       cache.set(s.metric, sig);
     }
     s.memo = sig;
@@ -176,7 +169,7 @@ class VectorBinop {
           );
         matched.set(s, null);
       } else {
-        const key = labelsKey(metric);
+        const key = seriesKey(metric);
         if (inserted === undefined) matched.set(s, new Set([key]));
         else if (inserted!.has(key))
           throw new PromqlExecutionError(
@@ -201,7 +194,7 @@ class VectorBinop {
       metric = matching.on ? onlyLabels(metric, names) : withoutLabels(metric, names);
     }
     // group_x labels come from the "one" side.
-    for (const name of matching.include) metric = setLabel(metric, name, getLabel(rhs, name));
+    for (const name of matching.include) metric = setLabel(metric, name, labelValue(rhs, name));
     byRhs.set(rhs, metric);
     return metric;
   }

@@ -6,7 +6,8 @@ import type { Expr, ValueType } from './ast.js';
 import { isComparison, isSetOp } from './ast.js';
 import { PromqlParseError } from './errors.js';
 import { FUNCTIONS } from './functions/signatures.js';
-import { matcherMatches, METRIC_NAME } from './labels.js';
+import { METRIC_NAME_LABEL } from '../labels.js';
+import { compileMatcher } from '../matchers.js';
 
 export function valueType(e: Expr): ValueType {
   switch (e.type) {
@@ -81,8 +82,9 @@ export function checkAst(e: Expr): ValueType {
     case 'vectorSelector':
       if (e.name !== '') {
         for (const m of e.matchers.slice(0, -1))
-          if (m.name === METRIC_NAME) fail(`metric name must not be set twice: "${e.name}" or "${m.value}"`);
-      } else if (!e.matchers.some((m) => !matcherMatches(m, '')))
+          if (m.name === METRIC_NAME_LABEL)
+            fail(`metric name must not be set twice: "${e.name}" or "${m.value}"`);
+      } else if (!e.matchers.some((m) => !compileMatcher(m).matchesValue('')))
         fail('vector selector must contain at least one non-empty matcher');
       break;
     case 'number':

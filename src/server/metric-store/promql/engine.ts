@@ -7,7 +7,7 @@ import type { Expr, VectorSelector } from './ast.js';
 import { valueType, documentedType } from './check.js';
 import { PromqlBadQueryError, PromqlExecutionError } from './errors.js';
 import { Evaluator } from './evaluator.js';
-import { compareLabels } from './labels.js';
+import { compareLabels } from '../labels.js';
 import { parseExpr } from './parse.js';
 import { QueryContext, type StoredSeries } from './values.js';
 import type { LabelSet, Queryable } from '../series.js';

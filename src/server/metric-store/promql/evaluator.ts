@@ -7,7 +7,8 @@
 import type { Expr, MatrixSelector, SubqueryExpr, VectorSelector } from './ast.js';
 import { isStaleMarker } from '../series.js';
 import { PromqlExecutionError } from './errors.js';
-import { dropMetricName, EMPTY_LABELS, labelsKey } from './labels.js';
+import { EMPTY_LABELS } from '../labels.js';
+import { dropMetricName, seriesKey } from './labels.js';
 import type { Matrix, QueryContext, Series, StoredSeries, Vector } from './values.js';
 import { evalAggregate } from './aggregations.js';
 import { evalBinary } from './binary.js';
@@ -49,7 +50,7 @@ export function containsSameLabelset(metrics: readonly { metric: readonly unknow
   if (metrics.length < 2) return false;
   const seen = new Set<string>();
   for (const s of metrics) {
-    const key = labelsKey(s.metric as Series['metric']);
+    const key = seriesKey(s.metric as Series['metric']);
     if (seen.has(key)) return true;
     seen.add(key);
   }
@@ -159,7 +160,7 @@ export class Evaluator {
       // An instant evaluation keeps the function's order, as Prometheus's shortcut does.
       if (this.start === this.end) return result.map((s) => ({ metric: s.metric, t: [ts], v: [s.v] }));
       for (const s of result) {
-        const key = labelsKey(s.metric);
+        const key = seriesKey(s.metric);
         let series = out.get(key);
         if (!series) out.set(key, (series = { metric: s.metric, t: [], v: [] }));
         series.t.push(ts);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatGoFloat, parseDuration, parseGoFloat, parseNumberLiteral, unquoteString } from './lexical.js';
 import { expandTemplate } from './functions/labels.js';
-import { compileAnchored, RegexSyntaxError } from './regex.js';
+import { compileRe2 } from '../re2.js';
 
 describe('literals as 2.42 reads them', () => {
   it('durations: units in order, each at most once', () => {
@@ -53,49 +53,19 @@ describe('literals as 2.42 reads them', () => {
   });
 });
 
-describe('RE2 regexes on the JS engine', () => {
-  const matches = (re: string, s: string): boolean => compileAnchored(re).test(s);
-
-  it('anchors and keeps RE2 meanings', () => {
-    expect(matches('a|b', 'a')).toBe(true);
-    expect(matches('a|b', 'ab')).toBe(false);
-    expect(matches('.*', 'a\nb')).toBe(false);
-    expect(matches('(?s).*', 'a\nb')).toBe(true);
-    expect(matches('\\s', '\v')).toBe(false);
-    expect(matches('a(?i)b', 'aB')).toBe(true);
-    expect(matches('a(?i)b', 'AB')).toBe(false);
-    expect(matches('(?i:a)b', 'Ab')).toBe(true);
-    expect(matches('(?i)[a-c]x', 'BX')).toBe(true);
-    expect(matches('(?m)a$\\n^b', 'a\nb')).toBe(true);
-    expect(matches('\\101\\x42\\x{43}', 'ABC')).toBe(true);
-    expect(matches('\\Qa.b\\E', 'a.b')).toBe(true);
-    expect(matches('\\Qa.b\\E', 'axb')).toBe(false);
-    expect(matches('[[:alpha:]]+', 'abc')).toBe(true);
-    expect(matches('[]a]+', ']a')).toBe(true);
-    expect(compileAnchored('(?U)(a+)a*').exec('aaa')![1]).toBe('a');
-  });
-
-  it.each([
-    'a(?=b)',
-    '(?<n>a)',
-    '(a)\\1',
-    '\\8',
-    '\\C',
-    '\\u0041',
-    'a{1001}',
-    '[[:foo:]]',
-    '(',
-    '[a',
-    '\\pL',
-  ])('refuses %s', (re) => {
-    expect(() => compileAnchored(re)).toThrow(RegexSyntaxError);
-  });
-
-  it('expands replacement templates as Go does', () => {
-    const m = compileAnchored('(?P<first>a+)(b*)').exec('aab')!;
-    expect(expandTemplate('$1-$2-${first}-$first', m)).toBe('aa-b-aa-aa');
+describe("Go's regexp template expansion (label_replace)", () => {
+  it('expands $n, ${n}, $name and $$ as Go does', () => {
+    const re = compileRe2('(?P<first>a+)(b*)');
+    const m = re.exec('aab')!;
+    expect(expandTemplate('$1-$2-${first}-$first', re, m)).toBe('aa-b-aa-aa');
     // `$2x` names the group "2x", which does not exist.
-    expect(expandTemplate('$2x|${2}x|$$|$', m)).toBe('|bx|$|$');
-    expect(expandTemplate('$01|${1', m)).toBe('|${1');
+    expect(expandTemplate('$2x|${2}x|$$|$', re, m)).toBe('|bx|$|$');
+    expect(expandTemplate('$01|${1', re, m)).toBe('|${1');
+  });
+
+  it('takes a name from the first group of that name that matched', () => {
+    const re = compileRe2('(?P<n>x)|(?P<n>y)');
+    expect(expandTemplate('[$n]', re, re.exec('y')!)).toBe('[y]');
+    expect(expandTemplate('[$n]', re, re.exec('x')!)).toBe('[x]');
   });
 });

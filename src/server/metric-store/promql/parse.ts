@@ -13,9 +13,10 @@ import { PromqlParseError } from './errors.js';
 import { HOLT_WINTERS_ALIAS, positionOf, prepareSource } from './parse-scan.js';
 import { children, findError, NodeReader, type SyntaxNode } from './parse-nodes.js';
 import { buildOperators, type Token } from './parse-operators.js';
-import { compileAnchored, RegexSyntaxError } from './regex.js';
 import { FUNCTIONS } from './functions/signatures.js';
-import { METRIC_NAME } from './labels.js';
+import { MetricInputError } from '../errors.js';
+import { METRIC_NAME_LABEL } from '../labels.js';
+import { compileRe2 } from '../re2.js';
 
 const BINARY_OPS: Record<string, BinaryOp> = {
   Add: '+',
@@ -220,7 +221,7 @@ class Converter extends NodeReader {
         for (const m of children(part)) matchers.push(this.matcher(m));
       else this.fail(part, `unexpected ${this.text(part)} in vector selector`);
     }
-    if (name) matchers.push({ type: '=', name: METRIC_NAME, value: name });
+    if (name) matchers.push({ type: '=', name: METRIC_NAME_LABEL, value: name });
     return { type: 'vectorSelector', name, matchers, offset: 0, at: null };
   }
 
@@ -235,9 +236,9 @@ class Converter extends NodeReader {
     const matcher: Matcher = { type, name: this.text(label), value: this.string(value) };
     if (type === '=~' || type === '!~') {
       try {
-        compileAnchored(matcher.value);
+        compileRe2(matcher.value);
       } catch (err) {
-        if (err instanceof RegexSyntaxError) this.fail(value, err.message);
+        if (err instanceof MetricInputError) this.fail(value, err.message);
         throw err;
       }
     }

@@ -2,7 +2,8 @@
  * The date functions (UTC): without an argument they read the evaluation time, with one they read
  * each sample's value as seconds since the epoch through Go's int64 conversion (go-time.ts).
  */
-import { dropMetricName, EMPTY_LABELS } from '../labels.js';
+import { EMPTY_LABELS } from '../../labels.js';
+import { dropMetricName } from '../labels.js';
 import { goDate, goInt64, type GoDate } from './go-time.js';
 import type { InstantFunction } from './instant.js';
 

@@ -3,15 +3,8 @@
  * the arguments' vectors. String arguments are read from the syntax tree, as Prometheus does.
  */
 import { unwrapParens, type Call, type Expr } from '../ast.js';
-import {
-  dropMetricName,
-  EMPTY_LABELS,
-  getLabel,
-  labelsKey,
-  METRIC_NAME,
-  setLabel,
-  withoutLabels,
-} from '../labels.js';
+import { EMPTY_LABELS, labelValue, METRIC_NAME_LABEL } from '../../labels.js';
+import { dropMetricName, seriesKey, setLabel, withoutLabels } from '../labels.js';
 import { parseGoFloat } from '../lexical.js';
 import type { LabelSet } from '../../series.js';
 import type { Vector } from '../values.js';
@@ -44,7 +37,7 @@ function absentLabels(arg: Expr): LabelSet {
   let out: LabelSet = EMPTY_LABELS;
   const has = new Set<string>();
   for (const m of matchers) {
-    if (m.name === METRIC_NAME) continue;
+    if (m.name === METRIC_NAME_LABEL) continue;
     if (m.type === '=' && !has.has(m.name)) {
       out = setLabel(out, m.name, m.value);
       has.add(m.name);
@@ -53,16 +46,16 @@ function absentLabels(arg: Expr): LabelSet {
   return out;
 }
 
-const EXCLUDED_BY_HISTOGRAM = new Set([METRIC_NAME, 'le']);
+const EXCLUDED_BY_HISTOGRAM = new Set([METRIC_NAME_LABEL, 'le']);
 const LE_ONLY = new Set(['le']);
 
 const histogramQuantile: InstantFunction = ([q, vec]) => {
   const groups = new Map<string, { metric: LabelSet; buckets: Bucket[] }>();
   for (const s of vec) {
-    const upperBound = parseGoFloat(getLabel(s.metric, 'le'));
+    const upperBound = parseGoFloat(labelValue(s.metric, 'le'));
     if (upperBound === undefined) continue;
     // Grouped by everything but `le` (the name included); reported without `le` and the name.
-    const key = labelsKey(withoutLabels(s.metric, LE_ONLY));
+    const key = seriesKey(withoutLabels(s.metric, LE_ONLY));
     let group = groups.get(key);
     if (!group)
       groups.set(key, (group = { metric: withoutLabels(s.metric, EXCLUDED_BY_HISTOGRAM), buckets: [] }));

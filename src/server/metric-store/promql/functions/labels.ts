@@ -3,18 +3,19 @@
  * (`$1`, `${1}`, `$name`, `$$`), whose rule that a name is the longest run of letters, digits and
  * underscores makes `$1x` the (missing) group "1x".
  */
-import { PromqlExecutionError } from '../errors.js';
-import { getLabel, labelsKey, setLabel } from '../labels.js';
-import { compileAnchored } from '../regex.js';
+import { MetricInputError } from '../../errors.js';
+import { isValidLabelName, labelValue } from '../../labels.js';
+import { compileRe2, matchBudget, type Budget, type Re2 } from '../../re2.js';
 import type { LabelSet } from '../../series.js';
+import { PromqlExecutionError } from '../errors.js';
+import { seriesKey, setLabel } from '../labels.js';
 import type { InstantFunction } from './instant.js';
 import { stringArg } from '../ast.js';
 
-const LABEL_NAME_RE = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const NAME_CHAR = /[\p{L}\p{Nd}_]/u;
 
-/** Go's Regexp.ExpandString for one match. */
-export function expandTemplate(template: string, match: RegExpExecArray): string {
+/** Go's Regexp.ExpandString for one match of `re`. */
+export function expandTemplate(template: string, re: Re2, match: readonly (string | undefined)[]): string {
   let out = '';
   let i = 0;
   while (i < template.length) {
@@ -39,7 +40,7 @@ export function expandTemplate(template: string, match: RegExpExecArray): string
     i = brace ? j + 1 : j;
     const num = /^\d+$/.test(name) && !(name.length > 1 && name[0] === '0') ? Number(name) : -1;
     if (num >= 0 && num < 1e8) out += match[num] ?? '';
-    else if (num < 0) out += match.groups?.[name] ?? '';
+    else if (num < 0) out += re.named(match, name) ?? '';
   }
   return out + template.slice(i);
 }
@@ -50,24 +51,27 @@ export const labelReplace: InstantFunction = ([vec], call, _ts, state) => {
   const repl = stringArg(replArg);
   const src = stringArg(srcArg);
   const regexText = stringArg(regexArg);
-  let regex = state.get('regex') as RegExp | undefined;
+  let regex = state.get('regex') as Re2 | undefined;
   if (!regex) {
     try {
-      regex = compileAnchored(regexText);
+      regex = compileRe2(regexText);
     } catch {
       throw new PromqlExecutionError(`invalid regular expression in label_replace(): ${regexText}`);
     }
-    if (!LABEL_NAME_RE.test(dst))
+    if (!isValidLabelName(dst))
       throw new PromqlExecutionError(`invalid destination label name in label_replace(): ${dst}`);
     state.set('regex', regex);
+    state.set('budget', matchBudget());
   }
+  const re = regex;
+  const budget = state.get('budget') as Budget;
   const done = cache(state);
   return vec.map((s) => {
-    const key = labelsKey(s.metric);
+    const key = seriesKey(s.metric);
     let metric = done.get(key);
     if (!metric) {
-      const match = regex.exec(getLabel(s.metric, src));
-      metric = match ? setLabel(s.metric, dst, expandTemplate(repl, match)) : s.metric;
+      const match = execute(() => re.exec(labelValue(s.metric, src), budget));
+      metric = match ? setLabel(s.metric, dst, expandTemplate(repl, re, match)) : s.metric;
       done.set(key, metric);
     }
     return { metric, v: s.v, t: s.t };
@@ -79,21 +83,31 @@ export const labelJoin: InstantFunction = ([vec], call, _ts, state) => {
   const separator = stringArg(call.args[2]);
   const sources = call.args.slice(3).map(stringArg);
   for (const src of sources)
-    if (!LABEL_NAME_RE.test(src))
+    if (!isValidLabelName(src))
       throw new PromqlExecutionError(`invalid source label name in label_join(): ${src}`);
-  if (!LABEL_NAME_RE.test(dst))
+  if (!isValidLabelName(dst))
     throw new PromqlExecutionError(`invalid destination label name in label_join(): ${dst}`);
   const done = cache(state);
   return vec.map((s) => {
-    const key = labelsKey(s.metric);
+    const key = seriesKey(s.metric);
     let metric = done.get(key);
     if (!metric) {
-      metric = setLabel(s.metric, dst, sources.map((src) => getLabel(s.metric, src)).join(separator));
+      metric = setLabel(s.metric, dst, sources.map((src) => labelValue(s.metric, src)).join(separator));
       done.set(key, metric);
     }
     return { metric, v: s.v, t: s.t };
   });
 };
+
+/** A match, with a matching budget used up reported as the query's failure. */
+function execute<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    if (err instanceof MetricInputError) throw new PromqlExecutionError(err.message);
+    throw err;
+  }
+}
 
 function cache(state: Map<string, unknown>): Map<string, LabelSet> {
   let done = state.get('labels') as Map<string, LabelSet> | undefined;
