@@ -95,6 +95,11 @@ describe('Prometheus query API at /prometheus/api/v1', () => {
       { __name__: 'http_requests_total', code: '200', job: 'api' },
       { __name__: 'http_requests_total', code: '500', job: 'api' },
     ]);
+    // Only series with data in the range (read from chunk ranges and batches, no samples loaded).
+    const later = await get(
+      `series?match[]=temperature&start=${(T0 + 3_600_000) / 1000}&end=${(T0 + 7_200_000) / 1000}`,
+    );
+    expect(later.body.data).toEqual([]);
     expect((await get('labels').expect(200)).body.data).toEqual(['__name__', 'code', 'job', 'room']);
     expect((await get('label/job/values').expect(200)).body.data).toEqual(['api', 'load', 'sensor']);
     expect((await get('label/__name__/values?limit=1').expect(200)).body.data).toEqual(['dense']);

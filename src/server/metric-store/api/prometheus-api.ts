@@ -154,8 +154,8 @@ export class PrometheusApi {
     for (const selector of selectors) sets.push(param('match[]', () => parseSelector(selector)));
     const byKey = new Map<string, LabelSet>();
     for (const matchers of sets)
-      for (const s of await this.store.select(this.owner, matchers, start, end))
-        byKey.set(JSON.stringify(s.labels), s.labels);
+      for (const labels of await this.store.seriesLabels(this.owner, matchers, start, end))
+        byKey.set(JSON.stringify(labels), labels);
     return [...byKey.values()].sort(compareSets);
   }
 

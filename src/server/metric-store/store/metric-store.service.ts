@@ -113,6 +113,27 @@ export class MetricStoreService {
     return { select: (matchers, mint, maxt) => this.select(owner, matchers, mint, maxt) };
   }
 
+  /**
+   * Label sets of the owner's series matching every matcher with samples in [mint, maxt], without
+   * loading their samples (the series and labels APIs over all of time must not).
+   */
+  async seriesLabels(
+    owner: string,
+    matchers: readonly Matcher[],
+    mint: number,
+    maxt: number,
+  ): Promise<LabelSet[]> {
+    const compiled = matchers.map(compileMatcher);
+    const candidates = await this.index.select(owner, matchers, (labels) => matchesAll(compiled, labels));
+    const present = await this.samples.present(
+      owner,
+      candidates.map((s) => s.id),
+      mint,
+      maxt,
+    );
+    return candidates.filter((s) => present.has(s.id)).map((s) => s.labels);
+  }
+
   /** The owner's series matching every matcher with samples in [mint, maxt] (throws MetricInputError). */
   async select(
     owner: string,

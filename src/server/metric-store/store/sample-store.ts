@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { decodeChunk } from '../chunk.js';
 import type { MetricMetadata } from '../metadata.js';
 import { decodeBatch, encodeBatch, type BatchGroup } from './batch-rows.js';
-import { mergeSamples, type Samples } from './merge.js';
+import { lowerBound, mergeSamples, type Samples } from './merge.js';
 
 /** Chunks cover aligned windows of this length (as Prometheus's head blocks do). */
 export const WINDOW_MS = 2 * 3_600_000;
@@ -113,6 +113,34 @@ export class SampleStore {
       if (merged.timestamps.length > 0) result.set(id, merged);
     }
     return result;
+  }
+
+  /**
+   * Which of these series have data in [mint, maxt]: a batch sample inside, or a chunk whose range
+   * overlaps it (chunk granularity, as Prometheus answers series by its blocks); no chunk decoded.
+   */
+  async present(
+    owner: string,
+    seriesIds: readonly number[],
+    mint: number,
+    maxt: number,
+  ): Promise<Set<number>> {
+    const found = new Set<number>();
+    if (seriesIds.length === 0) return found;
+    const wanted = new Set(seriesIds);
+    for (const groups of await this.batchesIn(owner, mint, maxt))
+      for (const g of groups) {
+        if (!wanted.has(g.seriesId) || found.has(g.seriesId)) continue;
+        const at = lowerBound(g.timestamps, mint);
+        if (at < g.timestamps.length && g.timestamps[at] <= maxt) found.add(g.seriesId);
+      }
+    const rows = await this.dataSource.query<{ series_id: string }[]>(
+      `SELECT DISTINCT series_id FROM metric_chunks
+        WHERE series_id = ANY($1::bigint[]) AND max_t >= $2 AND min_t <= $3`,
+      [seriesIds, mint, maxt],
+    );
+    for (const row of rows) found.add(Number(row.series_id));
+    return found;
   }
 
   /** The owner's batches overlapping [mint, maxt], oldest first, decoded once per replica. */
