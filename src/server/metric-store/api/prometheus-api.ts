@@ -1,6 +1,6 @@
 import type { AppConfig } from '../../config/config.js';
 import { MetricInputError } from '../errors.js';
-import { isValidLabelName } from '../labels.js';
+import { compareLabels, isValidLabelName } from '../labels.js';
 import {
   instantQuery,
   parseSeriesSelector,
@@ -156,7 +156,7 @@ export class PrometheusApi {
     for (const matchers of sets)
       for (const labels of await this.store.seriesLabels(this.owner, matchers, start, end))
         byKey.set(JSON.stringify(labels), labels);
-    return [...byKey.values()].sort(compareSets);
+    return [...byKey.values()].sort(compareLabels);
   }
 
   private limits(form: Form): { deadline: number; maxSamples: number; maxSeries: number } {
@@ -188,14 +188,6 @@ function limited<T>(form: Form, items: T[]): T[] {
   if (!Number.isInteger(limit) || limit < 0)
     throw new BadDataError(`invalid parameter "limit": cannot parse "${text}"`);
   return limit === 0 ? items : items.slice(0, limit);
-}
-
-function compareSets(a: LabelSet, b: LabelSet): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    if (a[i].name !== b[i].name) return a[i].name < b[i].name ? -1 : 1;
-    if (a[i].value !== b[i].value) return a[i].value < b[i].value ? -1 : 1;
-  }
-  return a.length - b.length;
 }
 
 /** A point as the API writes it: seconds and the value as text. */
