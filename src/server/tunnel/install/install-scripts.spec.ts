@@ -88,7 +88,8 @@ describe('installCommands', () => {
   });
 });
 
-describe('install.sh', () => {
+// Each test runs the real script, which starts node processes: seconds each on a loaded machine.
+describe('install.sh', { timeout: 30_000 }, () => {
   const scripts = new InstallScripts();
   let server: Server;
   let base: string;
