@@ -10,8 +10,9 @@
 import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Maintenance, MAINTENANCE_LEASE } from '../../src/server/metric-store/store/maintenance.js';
+import { Maintenance } from '../../src/server/metric-store/store/maintenance.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { holdMaintenanceLease } from '../support/maintenance-lease.js';
 import { differences, normalize, type Normalized } from '../support/promql-diff/compare.js';
 import { loadCorpus } from '../support/promql-diff/corpus.js';
 import { generate, SPAN, T0 } from '../support/promql-diff/data.js';
@@ -69,13 +70,8 @@ describe('the metric store against Prometheus 2.42 (PromQL over HTTP)', () => {
     // The data is from 2023: a retention long enough to keep it all.
     t = await startTestApp({ env: { METRICS_RETENTION: '3650d', RATE_LIMIT_REQUESTS: '0' } });
     auth = await t.adminAuth();
-    const db = t.app.get(DataSource);
-    // Another "replica" holds the maintenance lease: this app compacts only when the test says.
-    await db.query(
-      `INSERT INTO leases (name, holder, expires_at) VALUES ($1, 'promql-differential', now() + interval '1 day')
-       ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at`,
-      [MAINTENANCE_LEASE],
-    );
+    // Only the test compacts: batches stay batches until it says.
+    await holdMaintenanceLease(t.app);
     const maintenance = t.app.get(Maintenance);
     let from = T0;
     for (const [i, stage] of STAGES.entries()) {
