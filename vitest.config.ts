@@ -9,8 +9,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const POSTGRES_ONLY = [
   'test/e2e/tunnel-replicas.e2e-spec.ts',
   'test/e2e/metric-replicas.e2e-spec.ts',
-  // Needs no database at all (the PromQL engine against a real Prometheus, on in-memory data):
-  // listed here so that it runs once per full test run, not once per database.
+  // The service against a real Prometheus over HTTP (PromQL and the store end to end): about the
+  // query path more than the database underneath, so it runs once per full test run.
   'test/e2e/promql-differential.e2e-spec.ts',
   // A real Prometheus scraping and remote-writing to us, then promtool: slow (Prometheus waits
   // about 5 s before its first scrape) and about the HTTP surface, not the database underneath,

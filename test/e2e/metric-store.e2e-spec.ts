@@ -9,6 +9,7 @@ import {
 } from '../../src/server/metric-store/store/metric-store.service.js';
 import { Retention } from '../../src/server/metric-store/store/retention.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { holdMaintenanceLease } from '../support/maintenance-lease.js';
 
 // The metric store's storage on the real database: durable batches, compaction into chunks,
 // reads merging both, out-of-order and retention rules, owners apart.
@@ -127,6 +128,36 @@ describe('metric store storage', () => {
       [NOW - 120_000, 1],
       [NOW - 60_000, 20],
     ]);
+  });
+
+  it('a read keeps its batches when a concurrent read evicts them from the cache meanwhile', async () => {
+    const release = await holdMaintenanceLease(t.app);
+    const id = { __name__: 'cached', job: 'z' };
+    await store.write('default', [series(id, [[NOW - 2 * HOUR, 1]])], NOW);
+    await store.write('default', [series(id, [[NOW, 2]])], NOW);
+    // The newer batch is cached, the older one not yet.
+    expect(pairs((await read('default', 'cached', NOW - 60_000))[0])).toEqual([[NOW, 2]]);
+    const db = t.app.get(DataSource);
+    const query = db.query.bind(db);
+    let meanwhile: Promise<unknown> | undefined;
+    // While the full read fetches the older batch, a read of a time without batches evicts the cache.
+    db.query = (async (sql: string, params?: unknown[]) => {
+      if (meanwhile === undefined && sql.startsWith('SELECT id, data FROM metric_batches')) {
+        meanwhile = read('default', 'cached', NOW - 30 * HOUR, NOW - 29 * HOUR);
+        await meanwhile;
+      }
+      return query(sql, params);
+    }) as typeof db.query;
+    try {
+      expect(pairs((await read('default', 'cached'))[0])).toEqual([
+        [NOW - 2 * HOUR, 1],
+        [NOW, 2],
+      ]);
+      expect(meanwhile).toBeDefined();
+    } finally {
+      db.query = query;
+      await release();
+    }
   });
 
   it('drops samples older than the out-of-order window or retention, and counts them', async () => {

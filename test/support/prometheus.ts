@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MemorySeries } from './promql-diff/memory-queryable.js';
-import { encodeWriteRequest } from './promql-diff/remote-write.js';
+import { remoteWrite } from './promql-diff/remote-write.js';
 import { freePort } from './service-process.js';
 
 export const PROMETHEUS_BINARY = '/usr/bin/prometheus';
@@ -89,32 +89,20 @@ export class PrometheusServer {
   }
 
   /** Writes the series in time order, a window at a time: the head refuses samples an hour older than its newest. */
-  async write(series: MemorySeries[], from: number, to: number, window = 10 * 60_000): Promise<void> {
-    for (let start = from; start < to; start += window) {
-      const batch = series.map((s) => ({
-        labels: s.labels,
-        samples: s.samples.filter(([t]) => t >= start && t < start + window),
-      }));
-      const response = await fetch(`${this.url}/api/v1/write`, {
-        method: 'POST',
-        body: encodeWriteRequest(batch),
-        headers: {
-          'Content-Type': 'application/x-protobuf',
-          'Content-Encoding': 'snappy',
-          'X-Prometheus-Remote-Write-Version': '0.1.0',
-        },
-      });
-      if (response.status !== 204)
-        throw new Error(`remote write: ${response.status} ${await response.text()}`);
-    }
+  async write(series: MemorySeries[], from: number, to: number): Promise<void> {
+    await remoteWrite(`${this.url}/api/v1/write`, {}, series, from, to);
   }
 
-  async query(path: 'query' | 'query_range', params: Record<string, string>): Promise<unknown> {
+  /** A query over the HTTP API: the HTTP status and the parsed JSON body. */
+  async query(
+    path: 'query' | 'query_range',
+    params: Record<string, string>,
+  ): Promise<{ status: number; body: unknown }> {
     const response = await fetch(`${this.url}/api/v1/${path}`, {
       method: 'POST',
       body: new URLSearchParams(params),
     });
-    return response.json();
+    return { status: response.status, body: await response.json() };
   }
 
   async stop(): Promise<void> {

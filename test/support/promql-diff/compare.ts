@@ -1,12 +1,12 @@
 /**
- * Puts a Prometheus API answer and an engine answer in one shape and lists their differences:
- * the same series (exact labels), the same timestamps, values equal within 1e-9 relative (NaN and
- * the infinities only equal to themselves), or the same error type.
+ * Puts two Prometheus HTTP API answers (Prometheus's and ours) in one shape and lists their
+ * differences: the same HTTP status; the same result type, series (exact labels) and timestamps,
+ * values equal within 1e-9 relative (NaN and the infinities only equal to themselves); or the
+ * same error type.
  */
-import type { QueryResult } from '../../../src/server/metric-store/promql/index.js';
-import { PromqlError } from '../../../src/server/metric-store/promql/index.js';
-
 export interface Normalized {
+  /** The HTTP status code. */
+  http: number;
   status: 'success' | 'error';
   errorType?: string;
   error?: string;
@@ -36,11 +36,13 @@ interface ApiBody {
   data?: { resultType: string; result: unknown };
 }
 
-export function fromPrometheus(body: unknown): Normalized {
+/** An answer of /api/v1/query or /api/v1/query_range: its HTTP status and parsed JSON body. */
+export function normalize({ status: http, body }: { status: number; body: unknown }): Normalized {
   const b = body as ApiBody;
-  if (b.status !== 'success') return { status: 'error', errorType: b.errorType, error: b.error, series: [] };
+  if (b.status !== 'success')
+    return { http, status: 'error', errorType: b.errorType, error: b.error, series: [] };
   const { resultType, result } = b.data!;
-  const out: Normalized = { status: 'success', resultType, series: [] };
+  const out: Normalized = { http, status: 'success', resultType, series: [] };
   if (resultType === 'scalar') {
     const [t, v] = result as [number, string];
     out.series.push({ key: 'scalar', points: [[ms(t), parseValue(v)]] });
@@ -56,29 +58,6 @@ export function fromPrometheus(body: unknown): Normalized {
   return out;
 }
 
-export async function fromEngine(run: () => Promise<QueryResult>): Promise<Normalized> {
-  let r: QueryResult;
-  try {
-    r = await run();
-  } catch (err) {
-    if (err instanceof PromqlError)
-      return { status: 'error', errorType: err.errorType, error: err.message, series: [] };
-    throw err;
-  }
-  const labels = (ls: readonly { name: string; value: string }[]): string =>
-    key(Object.fromEntries(ls.map((l) => [l.name, l.value])));
-  const out: Normalized = { status: 'success', resultType: r.resultType, series: [] };
-  if (r.resultType === 'scalar') out.series.push({ key: 'scalar', points: [[r.result.t, r.result.v]] });
-  else if (r.resultType === 'string')
-    out.series.push({ key: `string:${r.result.v}`, points: [[r.result.t, 0]] });
-  else if (r.resultType === 'vector')
-    for (const s of r.result) out.series.push({ key: labels(s.metric), points: [[s.t, s.v]] });
-  else
-    for (const s of r.result)
-      out.series.push({ key: labels(s.metric), points: s.t.map((t, i) => [t, s.v[i]] as [number, number]) });
-  return out;
-}
-
 export function sameValue(a: number, b: number): boolean {
   if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) && Number.isNaN(b);
   if (a === b) return true;
@@ -88,17 +67,21 @@ export function sameValue(a: number, b: number): boolean {
 
 /** The differences, empty when the answers agree. `ordered` also compares the order of values. */
 export function differences(expected: Normalized, actual: Normalized, ordered: boolean): string[] {
-  if (expected.status !== actual.status || expected.errorType !== actual.errorType)
+  if (
+    expected.http !== actual.http ||
+    expected.status !== actual.status ||
+    expected.errorType !== actual.errorType
+  )
     return [
-      `status: prometheus ${expected.status}/${expected.errorType ?? '-'} (${expected.error ?? ''}), ` +
-        `engine ${actual.status}/${actual.errorType ?? '-'} (${actual.error ?? ''})`,
+      `status: prometheus ${expected.http} ${expected.status}/${expected.errorType ?? '-'} (${expected.error ?? ''}), ` +
+        `ours ${actual.http} ${actual.status}/${actual.errorType ?? '-'} (${actual.error ?? ''})`,
     ];
   if (expected.status === 'error') return [];
   const out: string[] = [];
   if (expected.resultType !== actual.resultType)
-    out.push(`result type: prometheus ${expected.resultType}, engine ${actual.resultType}`);
+    out.push(`result type: prometheus ${expected.resultType}, ours ${actual.resultType}`);
   const mine = new Map(actual.series.map((s) => [s.key, s]));
-  if (mine.size !== actual.series.length) out.push('engine answered the same series twice');
+  if (mine.size !== actual.series.length) out.push('we answered the same series twice');
   for (const s of expected.series) {
     const m = mine.get(s.key);
     if (!m) {
@@ -107,13 +90,18 @@ export function differences(expected: Normalized, actual: Normalized, ordered: b
     }
     mine.delete(s.key);
     if (m.points.length !== s.points.length) {
-      out.push(`${s.key}: ${s.points.length} points from prometheus, ${m.points.length} from the engine`);
+      // Where they part: the first timestamp one has and the other has not.
+      const i = s.points.findIndex(([t], j) => m.points[j]?.[0] !== t);
+      out.push(
+        `${s.key}: ${s.points.length} points from prometheus, ${m.points.length} from us; ` +
+          `first apart at #${i}: prometheus ${JSON.stringify(s.points[i])}, ours ${JSON.stringify(m.points[i])}`,
+      );
       continue;
     }
     s.points.forEach(([t, v], i) => {
       const [mt, mv] = m.points[i];
       if (t !== mt || !sameValue(v, mv))
-        out.push(`${s.key} point ${i}: prometheus [${t}, ${v}], engine [${mt}, ${mv}]`);
+        out.push(`${s.key} point ${i}: prometheus [${t}, ${v}], ours [${mt}, ${mv}]`);
     });
   }
   for (const k of mine.keys()) out.push(`extra series ${k}`);
@@ -121,7 +109,7 @@ export function differences(expected: Normalized, actual: Normalized, ordered: b
     const values = (n: Normalized): number[] => n.series.map((s) => s.points[0][1]);
     const [a, b] = [values(expected), values(actual)];
     if (a.length === b.length && a.some((v, i) => !sameValue(v, b[i])))
-      out.push(`order: prometheus ${JSON.stringify(a)}, engine ${JSON.stringify(b)}`);
+      out.push(`order: prometheus ${JSON.stringify(a)}, ours ${JSON.stringify(b)}`);
   }
   return out.slice(0, 10);
 }

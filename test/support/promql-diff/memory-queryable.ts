@@ -1,8 +1,7 @@
 /**
- * An in-memory Queryable for engine tests: series as label sets with sorted samples; select
- * applies the matchers with production's matchers.ts (what the store's select runs, so the
- * differential test exercises production matching) and cuts [mint, maxt]. The samples are test
- * support, not production storage.
+ * An in-memory Queryable for the engine's unit tests: series as label sets with sorted samples;
+ * select applies the matchers with production's matchers.ts (what the store's select runs) and
+ * cuts [mint, maxt]. The samples are test support, not production storage.
  */
 import type { LabelSet, Matcher, Queryable, SeriesSamples } from '../../../src/server/metric-store/series.js';
 import { canonicalLabels } from '../../../src/server/metric-store/labels.js';

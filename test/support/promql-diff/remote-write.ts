@@ -1,7 +1,7 @@
 /**
  * A minimal Prometheus remote write 1.0 encoder for the differential test: WriteRequest protobuf
  * written by hand (so stale markers keep their exact NaN bits) and snappy block compression.
- * Production ingestion has its own decoder; this only feeds a real Prometheus.
+ * Independent of production's decoder, it feeds a real Prometheus and our write route alike.
  */
 import { createRequire } from 'node:module';
 import { isStaleMarker, STALE_NAN_BITS } from '../../../src/server/metric-store/series.js';
@@ -62,4 +62,35 @@ export function encodeWriteRequest(series: MemorySeries[]): Uint8Array {
   const w = new Writer();
   for (const s of series) if (s.samples.length > 0) w.lengthDelimited(1, encodeSeries(s));
   return snappy.compress(Uint8Array.from(w.bytes));
+}
+
+/**
+ * POSTs the series to a remote-write receiver in time order, a window at a time (Prometheus's head
+ * refuses samples an hour older than its newest; we drop those older than METRICS_OOO_WINDOW).
+ */
+export async function remoteWrite(
+  url: string,
+  headers: Record<string, string>,
+  series: MemorySeries[],
+  from: number,
+  to: number,
+  window = 10 * 60_000,
+): Promise<void> {
+  for (let start = from; start < to; start += window) {
+    const batch = series.map((s) => ({
+      labels: s.labels,
+      samples: s.samples.filter(([t]) => t >= start && t < Math.min(start + window, to)),
+    }));
+    const response = await fetch(url, {
+      method: 'POST',
+      body: encodeWriteRequest(batch),
+      headers: {
+        ...headers,
+        'Content-Type': 'application/x-protobuf',
+        'Content-Encoding': 'snappy',
+        'X-Prometheus-Remote-Write-Version': '0.1.0',
+      },
+    });
+    if (response.status !== 204) throw new Error(`remote write: ${response.status} ${await response.text()}`);
+  }
 }

@@ -151,17 +151,30 @@ export class SampleStore {
         [owner, mint, maxt],
       )
     ).map((r) => Number(r.id));
-    const missing = ids.filter((id) => !this.batchCache.has(id));
+    // This read's batches are held here, not looked up in the cache afterwards: a read running
+    // meanwhile (while the missing ones are fetched) may evict what this one needs.
+    const found = new Map<number, BatchGroup[]>();
+    const missing: number[] = [];
+    for (const id of ids) {
+      const cached = this.batchCache.get(id);
+      if (cached === undefined) missing.push(id);
+      else found.set(id, cached);
+    }
     if (missing.length > 0) {
       const rows = await this.dataSource.query<{ id: string; data: Buffer }[]>(
         `SELECT id, data FROM metric_batches WHERE id = ANY($1::bigint[])`,
         [missing],
       );
-      for (const row of rows) this.batchCache.set(Number(row.id), decodeBatch(row.data));
+      for (const row of rows) {
+        const groups = decodeBatch(row.data);
+        found.set(Number(row.id), groups);
+        this.batchCache.set(Number(row.id), groups);
+      }
     }
     this.evict(ids[0]);
+    // A batch compacted since the ids were read is gone here: its samples are in the chunks read next.
     return ids.flatMap((id) => {
-      const groups = this.batchCache.get(id);
+      const groups = found.get(id);
       return groups === undefined ? [] : [groups];
     });
   }
