@@ -22,8 +22,12 @@ import {
 
 /** The longest a query may run (Prometheus's --query.timeout default); `timeout` only shortens it. */
 export const QUERY_TIMEOUT_MS = 120_000;
-/** Samples one query may load: bounds its memory (16 bytes a sample in typed arrays). */
-export const MAX_QUERY_SAMPLES = 5_000_000;
+/**
+ * Samples one query may load: bounds its memory (about 30 bytes a sample at the peak, typed arrays
+ * and the chunks read). 1,000 series over 24 h at 15 s are 5.8 million (the dashboard of the issue's
+ * benchmark); Prometheus's own default is 50 million, counted as the peak held at once.
+ */
+export const MAX_QUERY_SAMPLES = 20_000_000;
 /** Series one query may answer. */
 export const MAX_QUERY_SERIES = 10_000;
 
@@ -62,6 +66,9 @@ const matchParams = (form: Form): string[] => {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 };
 
+/** What the API reads from the store. */
+export type MetricQuerySource = Pick<MetricStoreService, 'queryable' | 'select' | 'metadata'>;
+
 export type JsonLabels = Record<string, string>;
 const labelsJson = (labels: LabelSet): JsonLabels => Object.fromEntries(labels.map((l) => [l.name, l.value]));
 
@@ -71,7 +78,7 @@ const labelsJson = (labels: LabelSet): JsonLabels => Object.fromEntries(labels.m
  */
 export class PrometheusApi {
   constructor(
-    private readonly store: MetricStoreService,
+    private readonly store: MetricQuerySource,
     private readonly owner: string,
     private readonly now = Date.now(),
   ) {}
