@@ -17,11 +17,14 @@ export function freePort() {
   });
 }
 
-/** Spawns a node script with env; resolves when `readyPath` answers 200, with the elapsed ms. */
-export async function spawnUntilReady(script, env, readyPath, timeoutMs = 60_000) {
+/**
+ * Spawns a node script with env (and node flags, e.g. `--cpu-prof`, which NODE_OPTIONS refuses);
+ * resolves when `readyPath` answers 200, with the elapsed ms.
+ */
+export async function spawnUntilReady(script, env, readyPath, timeoutMs = 60_000, nodeArgs = []) {
   const port = await freePort();
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -129,4 +132,15 @@ export function bestCpuSeconds(fn, rounds = 7) {
     best = Math.min(best, (used.user + used.system) / 1e6);
   }
   return best;
+}
+
+/** mulberry32: a seeded generator, so every run measures the same data. */
+export function random(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(s ^ (s >>> 15), s | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
 }

@@ -6,6 +6,7 @@ import { metricChunksBench } from './metric-chunks.mjs';
 import { promqlBench } from './promql.mjs';
 import { mcpBench } from './mcp.mjs';
 import { metricRemoteWriteBench } from './metric-remote-write.mjs';
+import { metricStoreBench } from './metric-store.mjs';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
 import { tokensBench } from './tokens.mjs';
 import { tunnelBench } from './tunnel.mjs';
@@ -22,6 +23,7 @@ const benches = {
   promql: promqlBench,
   mcp: mcpBench,
   'metric-remote-write': metricRemoteWriteBench,
+  'metric-store': metricStoreBench,
 };
 
 console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);

@@ -3,21 +3,10 @@
 // Throughput is samples per second of this process's CPU time, best of 7 rounds, so that other
 // work on a shared machine does not count against it.
 import { decodeChunkInto, encodeChunk, readChunkHeader } from '../dist/server/metric-store/chunk.js';
-import { bestCpuSeconds, table } from './lib.mjs';
+import { bestCpuSeconds, random, table } from './lib.mjs';
 
 const SERIES = Number(process.env.BENCH_CHUNK_SERIES ?? 2000);
 const START = 1_700_000_000_000;
-
-/** mulberry32, so every run measures the same data. */
-function random(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), s | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /** Scrape times every 15 s, each off by up to ±jitter ms. */
 function times(rnd, n, jitter) {

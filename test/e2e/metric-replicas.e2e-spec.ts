@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { labelsFromRecord, labelsKey } from '../../src/server/metric-store/labels.js';
+import { SERIES_INSERT_LOCK_KEY } from '../../src/server/metric-store/store/series-index.js';
 import { ADMIN, eventually } from '../support/app.js';
 import { createPostgresDatabase, type TestDatabase } from '../support/database.js';
 import { ServiceProcess } from '../support/service-process.js';
@@ -76,6 +78,42 @@ describe('metric store with two replicas on one PostgreSQL database', () => {
     expect(seen.map((s) => s.value[1])).toEqual(['42']);
     // Each replica stores its own /metrics: both instances are visible from either.
     await eventually(async () => (await query(a, 'up{job="stack-orchestrator"}')).length === 2, 20_000);
+  });
+
+  it('a series another writer drew an earlier id for is seen once it commits, even after a later one', async () => {
+    const [a] = replicas;
+    const auth = await a.adminAuth();
+    const write = (body: string) =>
+      fetch(`${a.url}/prometheus/api/v1/import/prometheus`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'text/plain' },
+        body,
+      });
+    // Another writer, as replica b's code does it: the series lock, then an id drawn, not committed.
+    const other = new pg.Client({ connectionString: db.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT pg_advisory_xact_lock($1)', [SERIES_INSERT_LOCK_KEY]);
+      await other.query(
+        `INSERT INTO metric_series (owner, key, metric_name, labels) VALUES ('default', $1, 'drawn_first', $2)`,
+        [
+          labelsKey(labelsFromRecord({ __name__: 'drawn_first' })),
+          JSON.stringify([['__name__', 'drawn_first']]),
+        ],
+      );
+      // Replica a creates a series of its own meanwhile (a later id), given time to overtake.
+      const later = write('drawn_later 1\n');
+      await Promise.race([later, new Promise((r) => setTimeout(r, 1000))]);
+      await other.query('COMMIT');
+      expect((await later).status).toBe(204);
+    } finally {
+      await other.end();
+    }
+    // Replica a knows the earlier id too: a write to that series is stored and read back.
+    expect((await write('drawn_first 7\n')).status).toBe(204);
+    expect((await query(a, 'drawn_first')).map((s) => s.value[1])).toEqual(['7']);
+    expect((await query(a, 'drawn_later')).map((s) => s.value[1])).toEqual(['1']);
   });
 
   it('one replica compacts; when it is killed, the other takes over within the lease time', async () => {

@@ -179,7 +179,7 @@ describe('metric store settings', () => {
       scrapeIntervalMs: 15_000,
       outOfOrderWindowMs: 600_000,
       queryTimeoutMs: 120_000,
-      queryMaxSamples: 5_000_000,
+      queryMaxSamples: 20_000_000,
       queryMaxSeries: 10_000,
     });
   });

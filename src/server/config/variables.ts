@@ -252,8 +252,8 @@ export const VARIABLES = {
     parse: duration(100, 3_600_000),
   },
   METRICS_QUERY_MAX_SAMPLES: {
-    default: '5000000',
-    description: 'Samples one PromQL query may load (16 bytes each in memory)',
+    default: '20000000',
+    description: 'Samples one PromQL query may load (about 30 bytes each at the peak)',
     parse: positiveInt(1000, 500_000_000),
   },
   METRICS_QUERY_MAX_SERIES: {

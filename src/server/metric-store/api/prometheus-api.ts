@@ -21,7 +21,7 @@ import {
   parseRange,
 } from './params.js';
 
-/** A query's limits (METRICS_QUERY_*): time, samples loaded (16 bytes each in memory), series answered. */
+/** A query's limits (METRICS_QUERY_*): time, samples loaded (about 30 bytes each at the peak), series answered. */
 export interface QueryLimits {
   timeoutMs: number;
   maxSamples: number;
@@ -70,6 +70,9 @@ const matchParams = (form: Form): string[] => {
   return value === undefined ? [] : Array.isArray(value) ? value : [value];
 };
 
+/** What the API reads from the store. */
+export type MetricQuerySource = Pick<MetricStoreService, 'queryable' | 'seriesLabels' | 'metadata'>;
+
 export type JsonLabels = Record<string, string>;
 const labelsJson = (labels: LabelSet): JsonLabels => Object.fromEntries(labels.map((l) => [l.name, l.value]));
 
@@ -79,7 +82,7 @@ const labelsJson = (labels: LabelSet): JsonLabels => Object.fromEntries(labels.m
  */
 export class PrometheusApi {
   constructor(
-    private readonly store: MetricStoreService,
+    private readonly store: MetricQuerySource,
     private readonly owner: string,
     private readonly queryLimits: QueryLimits,
     private readonly now = Date.now(),

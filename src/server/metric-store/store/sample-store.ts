@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { decodeChunk } from '../chunk.js';
+import { decodeChunkInto, readChunkHeader } from '../chunk.js';
 import type { MetricMetadata } from '../metadata.js';
 import { decodeBatch, encodeBatch, type BatchGroup } from './batch-rows.js';
 import { lowerBound, mergeSamples, type Samples } from './merge.js';
@@ -105,7 +105,7 @@ export class SampleStore {
       if (list === undefined) parts.set(id, [samples]);
       else list.push(samples);
     };
-    for (const row of chunks) add(Number(row.series_id), decodeChunk(row.data));
+    for (const run of seriesRuns(chunks)) add(Number(run[0].series_id), decodeRun(run));
     // Batches last, oldest first: mergeSamples keeps the last part's value on equal timestamps.
     for (const groups of batches) for (const g of groups) if (wanted.has(g.seriesId)) add(g.seriesId, g);
     for (const [id, list] of parts) {
@@ -186,4 +186,27 @@ export class SampleStore {
       this.batchCache.delete(id);
     }
   }
+}
+
+/** Consecutive rows of the same series (the rows come ordered by series and window). */
+function* seriesRuns(rows: readonly ChunkRow[]): Generator<ChunkRow[]> {
+  let from = 0;
+  for (let i = 1; i <= rows.length; i++)
+    if (i === rows.length || rows[i].series_id !== rows[from].series_id) {
+      yield rows.slice(from, i);
+      from = i;
+    }
+}
+
+/**
+ * One series' chunks, in window order, decoded into one pair of arrays: windows do not overlap, so
+ * this is the series in time order, with no per-window arrays to allocate and concatenate.
+ */
+function decodeRun(run: readonly ChunkRow[]): Samples {
+  const total = run.reduce((n, row) => n + readChunkHeader(row.data).count, 0);
+  const timestamps = new Float64Array(total);
+  const values = new Float64Array(total);
+  let at = 0;
+  for (const row of run) at += decodeChunkInto(row.data, timestamps, values, at);
+  return { timestamps, values };
 }

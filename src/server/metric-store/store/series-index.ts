@@ -2,6 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { LabelSet, Matcher } from '../series.js';
 
+/**
+ * Taken by every transaction that inserts series (arbitrary but fixed, next to the other keys in
+ * data-source.ts and the repositories). On the embedded database the socket server runs one
+ * transaction at a time, which orders them the same way.
+ */
+export const SERIES_INSERT_LOCK_KEY = 726_352_634;
+
 /** A series as the index keeps it. */
 export interface IndexedSeries {
   id: number;
@@ -28,8 +35,9 @@ export interface SeriesIdentity {
 /**
  * Every series of the store, in memory on each replica (ids, owners, label sets), with its label
  * matchers run here rather than in SQL. Series rows are only ever added (retention prunes whole
- * series rarely), so a replica catches up by reading the ids above the highest it has, once per
- * query or write: one indexed range read, usually empty.
+ * series rarely) and committed in id order (SERIES_INSERT_LOCK_KEY), so a replica catches up by
+ * reading the ids above the highest it has, once per query or write: one indexed range read,
+ * usually empty.
  */
 @Injectable()
 export class SeriesIndex {
@@ -59,17 +67,23 @@ export class SeriesIndex {
     }
     if (missing.length > 0) {
       const unique = [...new Map(missing.map((s) => [s.key, s])).values()];
-      await this.dataSource.query(
-        `INSERT INTO metric_series (owner, key, metric_name, labels)
-         SELECT $1, k, n, l::jsonb FROM unnest($2::text[], $3::text[], $4::text[]) AS t (k, n, l)
-         ON CONFLICT (owner, key) DO NOTHING`,
-        [
-          owner,
-          unique.map((s) => s.key),
-          unique.map((s) => metricNameOf(s.labels)),
-          unique.map((s) => JSON.stringify(s.labels.map((l) => [l.name, l.value]))),
-        ],
-      );
+      // Under the lock, ids are drawn and committed in the same order across all writers: without
+      // it a write drawing lower ids could commit after a catch-up had moved past them, and those
+      // series would stay unseen (the write then fails, and reads miss them).
+      await this.dataSource.transaction(async (m) => {
+        await m.query('SELECT pg_advisory_xact_lock($1)', [SERIES_INSERT_LOCK_KEY]);
+        await m.query(
+          `INSERT INTO metric_series (owner, key, metric_name, labels)
+           SELECT $1, k, n, l::jsonb FROM unnest($2::text[], $3::text[], $4::text[]) AS t (k, n, l)
+           ON CONFLICT (owner, key) DO NOTHING`,
+          [
+            owner,
+            unique.map((s) => s.key),
+            unique.map((s) => metricNameOf(s.labels)),
+            unique.map((s) => JSON.stringify(s.labels.map((l) => [l.name, l.value]))),
+          ],
+        );
+      });
       // A catch-up already under way may have read before this insert committed: then one more.
       await this.catchUp();
       if (unique.some((s) => !this.byKey.has(ownerKey(owner, s.key)))) await this.catchUp();
