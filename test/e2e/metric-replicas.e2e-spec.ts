@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labelsFromRecord, labelsKey } from '../../src/server/metric-store/labels.js';
 import { SERIES_INSERT_LOCK_KEY } from '../../src/server/metric-store/store/series-index.js';
-import { ADMIN, eventually } from '../support/app.js';
+import { eventually } from '../support/app.js';
 import { createPostgresDatabase, type TestDatabase } from '../support/database.js';
-import { ServiceProcess } from '../support/service-process.js';
+import { startReplicas, type ServiceProcess } from '../support/service-process.js';
 
 // The metric store with two replicas of the built service on one PostgreSQL database: a write
 // through one is read through the other at once, one replica compacts (the `metric-store` lease),
@@ -17,35 +13,21 @@ import { ServiceProcess } from '../support/service-process.js';
 describe('metric store with two replicas on one PostgreSQL database', () => {
   let db: TestDatabase;
   let sql: pg.Client;
-  const replicas: ServiceProcess[] = [];
-  const dataDirs: string[] = [];
+  let replicas: ServiceProcess[] = [];
+  let stopReplicas: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     db = await createPostgresDatabase();
     sql = new pg.Client({ connectionString: db.databaseUrl });
     await sql.connect();
-    const shared = {
-      DATABASE_URL: db.databaseUrl ?? '',
-      ENCRYPTION_KEY: randomBytes(24).toString('base64'),
-      BOOTSTRAP_CLIENT_ID: ADMIN.clientId,
-      BOOTSTRAP_CLIENT_SECRET: ADMIN.secret,
-      PUBLIC_URL: 'http://127.0.0.1',
-      TUNNEL_STUN_SERVERS: 'none',
+    ({ replicas, stop: stopReplicas } = await startReplicas(db.databaseUrl ?? '', 2, {
       METRICS_SCRAPE_INTERVAL: '1s',
-    };
-    for (const name of ['a', 'b']) {
-      const dataDir = mkdtempSync(join(tmpdir(), `so-metrics-${name}-`));
-      dataDirs.push(dataDir);
-      const svc = await ServiceProcess.start({ ...shared, DATA_DIR: dataDir });
-      replicas.push(svc);
-      await svc.waitStarted();
-    }
+    }));
   });
   afterAll(async () => {
-    await Promise.all(replicas.map((r) => r.stop('SIGKILL')));
+    await stopReplicas?.();
     await sql.end();
     await db.drop();
-    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   });
 
   const query = async (svc: ServiceProcess, q: string) => {

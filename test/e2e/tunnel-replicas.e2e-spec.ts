@@ -1,13 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, eventually } from '../support/app.js';
+import { eventually } from '../support/app.js';
 import { createPostgresDatabase, type TestDatabase } from '../support/database.js';
 import { relayTunnel, startRelay, type Relay } from '../support/relay.js';
-import { ServiceProcess } from '../support/service-process.js';
+import { startReplicas, type ServiceProcess } from '../support/service-process.js';
 
 // Two replicas of the built service on one PostgreSQL database and one relay: exactly one holds the
 // `tunnel` lease and runs the SSH link, and the other takes over when the holder is killed.
@@ -37,8 +33,8 @@ describe('tunnel with two replicas on one PostgreSQL database', () => {
   let relay: Relay;
   let publicUrl: string;
   let agentEndpoint: string;
-  const replicas: ServiceProcess[] = [];
-  const dataDirs: string[] = [];
+  let replicas: ServiceProcess[] = [];
+  let stopReplicas: (() => Promise<void>) | undefined;
 
   const api = async (svc: ServiceProcess, method: 'GET' | 'POST', path: string) => {
     const res = await fetch(`${svc.url}${path}`, {
@@ -70,32 +66,13 @@ describe('tunnel with two replicas on one PostgreSQL database', () => {
     const tunnel = await relayTunnel(relay);
     publicUrl = tunnel.publicUrl;
     agentEndpoint = tunnel.agentEndpoint;
-    const shared = {
-      DATABASE_URL: db.databaseUrl ?? '',
-      // The agent CA's and the signing keys' private halves are sealed in the database under this
-      // key: replicas with data directories of their own must share it, or they cannot read them.
-      ENCRYPTION_KEY: randomBytes(24).toString('base64'),
-      BOOTSTRAP_CLIENT_ID: ADMIN.clientId,
-      BOOTSTRAP_CLIENT_SECRET: ADMIN.secret,
-      PUBLIC_URL: 'http://127.0.0.1',
-      TUNNEL_STUN_SERVERS: 'none',
-      ...tunnel.env,
-    };
-    // One after the other: the first creates the bootstrap client and the CA, the second reads them.
-    for (const name of ['a', 'b']) {
-      const dataDir = mkdtempSync(join(tmpdir(), `so-replica-${name}-`));
-      dataDirs.push(dataDir);
-      const svc = await ServiceProcess.start({ ...shared, DATA_DIR: dataDir });
-      replicas.push(svc);
-      await svc.waitStarted();
-    }
+    ({ replicas, stop: stopReplicas } = await startReplicas(db.databaseUrl ?? '', 2, tunnel.env));
   });
   afterAll(async () => {
-    await Promise.all(replicas.map((r) => r.stop('SIGKILL')));
+    await stopReplicas?.();
     await sql?.end();
     await relay?.close();
     await db?.drop();
-    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   });
 
   it('start through replica A: one replica holds the lease and the link, both answer the same status', async () => {

@@ -1,6 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ADMIN } from './app.js';
 import type { LogRecord } from './log-capture.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/server/main.js', import.meta.url));
@@ -99,4 +104,46 @@ export class ServiceProcess {
     if (this.child.exitCode === null) this.child.kill(signal);
     return this.exited;
   }
+}
+
+/**
+ * Replicas of the built service on one PostgreSQL database, each with a data directory of its own,
+ * started one after the other (the first creates the bootstrap client and the CA, the next read
+ * them). `stop()` kills them all and removes their directories.
+ */
+export async function startReplicas(
+  databaseUrl: string,
+  count: number,
+  env: Record<string, string> = {},
+): Promise<{ replicas: ServiceProcess[]; stop: () => Promise<void> }> {
+  const shared = {
+    DATABASE_URL: databaseUrl,
+    // The agent CA's and the signing keys' private halves are sealed in the database under this
+    // key: replicas with data directories of their own must share it, or they cannot read them.
+    ENCRYPTION_KEY: randomBytes(24).toString('base64'),
+    BOOTSTRAP_CLIENT_ID: ADMIN.clientId,
+    BOOTSTRAP_CLIENT_SECRET: ADMIN.secret,
+    PUBLIC_URL: 'http://127.0.0.1',
+    TUNNEL_STUN_SERVERS: 'none',
+    ...env,
+  };
+  const replicas: ServiceProcess[] = [];
+  const dataDirs: string[] = [];
+  const stop = async () => {
+    await Promise.all(replicas.map((r) => r.stop('SIGKILL')));
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < count; i++) {
+      const dataDir = mkdtempSync(join(tmpdir(), `so-replica-${i}-`));
+      dataDirs.push(dataDir);
+      const svc = await ServiceProcess.start({ ...shared, DATA_DIR: dataDir });
+      replicas.push(svc);
+      await svc.waitStarted();
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { replicas, stop };
 }

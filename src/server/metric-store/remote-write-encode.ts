@@ -6,7 +6,7 @@ import snappy from 'snappyjs';
 import { ByteWriter } from './bytes.js';
 import type { MetricMetadata } from './metadata.js';
 import { REMOTE_WRITE_TYPES } from './metadata.js';
-import type { Label } from './series.js';
+import { isStaleMarker, STALE_NAN_BITS, type Label } from './series.js';
 
 export interface WriteRequestSeries {
   /** Written in this order, unchecked: tests send invalid ones on purpose. */
@@ -16,6 +16,22 @@ export interface WriteRequestSeries {
 }
 
 const LITTLE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * The values' bit patterns as they are, except stale markers, which JS holds with the quiet bit set
+ * (series.ts): those get Prometheus's exact StaleNaN back, as a real sender writes it.
+ */
+function valueBytes(values: Float64Array | readonly number[]): Uint8Array {
+  // A Float64Array's bytes are copied as they are (other NaN payloads too); numbers go through JS.
+  const copy =
+    values instanceof Float64Array
+      ? new Float64Array(values.buffer.slice(values.byteOffset, values.byteOffset + values.byteLength))
+      : Float64Array.from(values);
+  const view = new DataView(copy.buffer);
+  for (let i = 0; i < copy.length; i++)
+    if (isStaleMarker(copy[i])) view.setBigUint64(i * 8, STALE_NAN_BITS, LITTLE);
+  return new Uint8Array(copy.buffer);
+}
 
 /** Field tag, then a length-delimited message built by `fill`. */
 function message(out: ByteWriter, field: number, fill: (w: ByteWriter) => void): void {
@@ -49,9 +65,7 @@ export function encodeWriteRequestProto(
 ) {
   const out = new ByteWriter(256);
   for (const s of series) {
-    // From a Float64Array the bit patterns are taken as they are, signalling NaNs included.
-    const values = s.values instanceof Float64Array ? s.values : Float64Array.from(s.values);
-    const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+    const bytes = valueBytes(s.values);
     message(out, 1, (ts) => {
       for (const l of s.labels)
         message(ts, 1, (w) => {

@@ -11,7 +11,7 @@ import {
   encodeWriteRequestProto,
   type WriteRequestSeries,
 } from './remote-write-encode.js';
-import { isStaleMarker, STALE_NAN_BITS } from './series.js';
+import { isStaleMarker, staleMarker, STALE_NAN_BITS } from './series.js';
 
 const l = (name: string, value: string) => ({ name, value });
 const up = (value = 1, t = 1000): WriteRequestSeries => ({
@@ -81,6 +81,11 @@ describe('remote write decoding', () => {
     expect(isStaleMarker(decoded.series[0].values[0])).toBe(true);
     expect(bitDifference(decoded.series[0].values, marker)).toBeUndefined();
     expect(decoded.metadata).toEqual(metadata);
+
+    // A stale marker held as a JS number (quiet bit set) goes on the wire as Prometheus's exact bits.
+    const wire = encodeWriteRequestProto([{ ...up(), values: [staleMarker()] }]);
+    const bits = Buffer.from(wire).toString('hex');
+    expect(bits).toContain(Buffer.from(floatsFromBits([STALE_NAN_BITS]).buffer).toString('hex'));
 
     const proto = encodeWriteRequestProto([up(5)]);
     const extra = raw((w) => {

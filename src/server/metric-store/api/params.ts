@@ -4,6 +4,8 @@
  * client sees the same `bad_data` errors from us as from Prometheus.
  */
 
+import { parseDuration as parsePromDuration } from '../promql/lexical.js';
+
 /** A parameter Prometheus would refuse: the API answers 400 `bad_data` with this message. */
 export class BadDataError extends Error {
   override readonly name = 'BadDataError';
@@ -20,8 +22,6 @@ export const MAX_POINTS_PER_SERIES = 11_000;
 
 const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const DURATION = /^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$/;
-const UNIT_MS = [365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1];
 
 /** A time parameter: float seconds since the epoch (ms precision) or RFC 3339; milliseconds. */
 export function parseTime(text: string): number {
@@ -54,11 +54,9 @@ export function parseDuration(text: string): number {
       throw new BadDataError(`cannot parse ${quote(text)} to a valid duration. It overflows int64`);
     return Math.trunc(ms * 1e6) / 1e6;
   }
-  const match = text === '' ? null : DURATION.exec(text);
-  if (match === null) throw new BadDataError(`cannot parse ${quote(text)} to a valid duration`);
-  return match
-    .slice(1)
-    .reduce((sum, part, i) => sum + (part === undefined ? 0 : Number(part) * UNIT_MS[i]), 0);
+  const ms = parsePromDuration(text);
+  if (typeof ms === 'string') throw new BadDataError(`cannot parse ${quote(text)} to a valid duration`);
+  return ms;
 }
 
 /** Wraps a parameter's failure as Prometheus's invalidParamError does. */

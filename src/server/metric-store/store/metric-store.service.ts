@@ -7,7 +7,6 @@ import type { LabelSet, Matcher, Queryable, SeriesSamples } from '../series.js';
 import type { BatchGroup } from './batch-rows.js';
 import type { MetricMetadata } from '../metadata.js';
 import { SampleStore } from './sample-store.js';
-import { compileMatcher, matchesAll } from '../matchers.js';
 import { SeriesIndex } from './series-index.js';
 
 /** One series of a write: its label set (valid, sorted) and samples in any order. */
@@ -123,8 +122,7 @@ export class MetricStoreService {
     mint: number,
     maxt: number,
   ): Promise<LabelSet[]> {
-    const compiled = matchers.map(compileMatcher);
-    const candidates = await this.index.select(owner, matchers, (labels) => matchesAll(compiled, labels));
+    const candidates = await this.index.select(owner, matchers);
     const present = await this.samples.present(
       owner,
       candidates.map((s) => s.id),
@@ -141,8 +139,7 @@ export class MetricStoreService {
     mint: number,
     maxt: number,
   ): Promise<SeriesSamples[]> {
-    const compiled = matchers.map(compileMatcher);
-    const candidates = await this.index.select(owner, matchers, (labels) => matchesAll(compiled, labels));
+    const candidates = await this.index.select(owner, matchers);
     const read = await this.samples.read(
       owner,
       candidates.map((s) => s.id),

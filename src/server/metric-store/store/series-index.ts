@@ -1,3 +1,5 @@
+import { metricName } from '../labels.js';
+import { PostingsIndex } from '../postings.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { LabelSet, Matcher } from '../series.js';
@@ -42,7 +44,9 @@ export interface SeriesIdentity {
 @Injectable()
 export class SeriesIndex {
   private readonly byKey = new Map<string, IndexedSeries>();
-  private readonly byName = new Map<string, Map<string, IndexedSeries[]>>();
+  private readonly byId = new Map<number, IndexedSeries>();
+  /** Per owner: label name → value → series ids, so matchers select without a scan. */
+  private readonly postings = new Map<string, PostingsIndex>();
   private maxId = 0;
   private catchingUp: Promise<void> | undefined;
 
@@ -79,7 +83,7 @@ export class SeriesIndex {
           [
             owner,
             unique.map((s) => s.key),
-            unique.map((s) => metricNameOf(s.labels)),
+            unique.map((s) => metricName(s.labels) ?? ''),
             unique.map((s) => JSON.stringify(s.labels.map((l) => [l.name, l.value]))),
           ],
         );
@@ -95,28 +99,12 @@ export class SeriesIndex {
     });
   }
 
-  /** The owner's series matching every matcher (after a catch-up). */
-  async select(
-    owner: string,
-    matchers: readonly Matcher[],
-    matches: SeriesPredicate,
-  ): Promise<IndexedSeries[]> {
+  /** The owner's series matching every matcher (after a catch-up); throws MetricInputError for a bad regex. */
+  async select(owner: string, matchers: readonly Matcher[]): Promise<IndexedSeries[]> {
     await this.catchUp();
-    const names = this.byName.get(owner);
-    if (names === undefined) return [];
-    const name = matchers.find((m) => m.name === '__name__' && m.type === '=');
-    const candidates = name === undefined ? [...names.values()].flat() : (names.get(name.value) ?? []);
-    return candidates.filter((s) => matches(s.labels));
-  }
-
-  /** Forgets series deleted by retention (their rows are gone). */
-  forget(ids: ReadonlySet<number>): void {
-    for (const [key, series] of this.byKey) {
-      if (!ids.has(series.id)) continue;
-      this.byKey.delete(key);
-      const list = this.byName.get(series.owner)?.get(series.metricName);
-      if (list !== undefined) list.splice(list.indexOf(series), 1);
-    }
+    const postings = this.postings.get(owner);
+    if (postings === undefined) return [];
+    return postings.select(matchers).map((id) => this.byId.get(id) as IndexedSeries);
   }
 
   private async readNew(): Promise<void> {
@@ -140,16 +128,11 @@ export class SeriesIndex {
     };
     this.maxId = Math.max(this.maxId, series.id);
     this.byKey.set(ownerKey(series.owner, series.key), series);
-    let names = this.byName.get(series.owner);
-    if (names === undefined) this.byName.set(series.owner, (names = new Map<string, IndexedSeries[]>()));
-    const list = names.get(series.metricName);
-    if (list === undefined) names.set(series.metricName, [series]);
-    else list.push(series);
+    this.byId.set(series.id, series);
+    let postings = this.postings.get(series.owner);
+    if (postings === undefined) this.postings.set(series.owner, (postings = new PostingsIndex()));
+    postings.add(series.id, series.labels);
   }
 }
 
-export type SeriesPredicate = (labels: LabelSet) => boolean;
-
 const ownerKey = (owner: string, key: string): string => `${owner}\u0000${key}`;
-
-const metricNameOf = (labels: LabelSet): string => labels.find((l) => l.name === '__name__')?.value ?? '';
