@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import type { LogRecord } from '../support/log-capture.js';
-import { connectedAgent, freePort, HTTP_SERVICE, orchestrator } from '../support/stacks.js';
+import { connectedAgent, freePort, HTTP_SERVICE, orchestrator, FAST_AGENT_ENV } from '../support/stacks.js';
 
 const stackYaml = (port: number) => `
 name: debugged
@@ -32,14 +32,7 @@ describe('debug and trace records', () => {
   let api: ReturnType<typeof orchestrator>;
 
   beforeAll(async () => {
-    t = await startTestApp({
-      env: {
-        HEARTBEAT_INTERVAL: '300ms',
-        DRIFT_CHECK_INTERVAL: '1s',
-        WORKER_DEGRADED_PERCENT: '100',
-        WORKER_UNHEALTHY_PERCENT: '100',
-      },
-    });
+    t = await startTestApp({ env: FAST_AGENT_ENV });
     api = orchestrator(t);
     ({ agent, workerId } = await connectedAgent(t, 'debug-node'));
   });

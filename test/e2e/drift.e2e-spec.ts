@@ -10,6 +10,7 @@ import {
   httpGet,
   orchestrator,
   servicePid,
+  FAST_AGENT_ENV,
 } from '../support/stacks.js';
 
 interface DriftItem {
@@ -57,14 +58,7 @@ describe('drift with a real process-driver agent', () => {
   let port: number;
 
   beforeAll(async () => {
-    t = await startTestApp({
-      env: {
-        HEARTBEAT_INTERVAL: '300ms',
-        DRIFT_CHECK_INTERVAL: '1s',
-        WORKER_DEGRADED_PERCENT: '100',
-        WORKER_UNHEALTHY_PERCENT: '100',
-      },
-    });
+    t = await startTestApp({ env: FAST_AGENT_ENV });
     api = orchestrator(t);
     ({ agent } = await connectedAgent(t, 'drift-node'));
     port = await freePort();

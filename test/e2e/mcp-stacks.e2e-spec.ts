@@ -10,6 +10,7 @@ import {
   servicePid,
   type JobBody,
   webStackYaml,
+  FAST_AGENT_ENV,
 } from '../support/stacks.js';
 
 // The stack, drift and job tools over MCP (the SDK's own client), against the real app and a real process-driver agent; every effect is checked over HTTP.
@@ -68,14 +69,7 @@ describe('MCP stack, drift and job tools', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestApp({
-      env: {
-        HEARTBEAT_INTERVAL: '300ms',
-        DRIFT_CHECK_INTERVAL: '1s',
-        WORKER_DEGRADED_PERCENT: '100',
-        WORKER_UNHEALTHY_PERCENT: '100',
-      },
-    });
+    t = await startTestApp({ env: FAST_AGENT_ENV });
     api = orchestrator(t);
     ({ agent, workerId } = await connectedAgent(t, 'mcp-node'));
     mcp = await connect((await t.token()).access_token);

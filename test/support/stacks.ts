@@ -167,3 +167,14 @@ ${options.envRef ? `      SECRET_VALUE: "\${${options.envRef}}"\n` : ''}    port
     resources: { cpu: 0.1, memory: 64Mi }
 ${options.isPublic ? `    public: { port: ${port} }\n` : ''}`;
 }
+
+/**
+ * An app environment for tests with a real agent and drift: fast heartbeats and drift checks, and
+ * a worker that stays healthy however busy the machine running the tests is.
+ */
+export const FAST_AGENT_ENV = {
+  HEARTBEAT_INTERVAL: '300ms',
+  DRIFT_CHECK_INTERVAL: '1s',
+  WORKER_DEGRADED_PERCENT: '100',
+  WORKER_UNHEALTHY_PERCENT: '100',
+};
