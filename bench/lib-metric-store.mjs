@@ -182,12 +182,17 @@ export function pgCpuDelta(before, after) {
 
 export const STORE_TABLES = ['metric_series', 'metric_batches', 'metric_chunks', 'metric_metadata'];
 
-/** Chunks of series `x`: count, samples, bytes; and the store's tables on disk, in all and each. */
+/**
+ * Chunks of series `x`: count, samples, bytes; the batches still waiting (the open window): samples,
+ * bytes; and the store's tables on disk, in all and each.
+ */
 export async function storeSizes(db) {
   const { rows } = await db.query(
     `SELECT count(*)::int AS chunks, coalesce(sum(c.samples), 0)::bigint AS samples,
             coalesce(sum(octet_length(c.data)), 0)::bigint AS data,
-            (SELECT sum(pg_total_relation_size(t)) FROM unnest($1::regclass[]) AS t)::bigint AS tables
+            (SELECT sum(pg_total_relation_size(t)) FROM unnest($1::regclass[]) AS t)::bigint AS tables,
+            (SELECT coalesce(sum(samples), 0) FROM metric_batches)::bigint AS batch_samples,
+            (SELECT coalesce(sum(octet_length(data)), 0) FROM metric_batches)::bigint AS batch_data
        FROM metric_chunks c JOIN metric_series s ON s.id = c.series_id WHERE s.metric_name = 'x'`,
     [STORE_TABLES],
   );
@@ -201,6 +206,8 @@ export async function storeSizes(db) {
     samples: Number(rows[0].samples),
     data: Number(rows[0].data),
     tables: Number(rows[0].tables),
+    batchSamples: Number(rows[0].batch_samples),
+    batchData: Number(rows[0].batch_data),
     split: each.rows.map((r) => `${r.name.replace('metric_', '')} ${mib(r.bytes)}`).join(', ') + ' MiB',
   };
 }

@@ -105,14 +105,32 @@ describe('metric store with two replicas on one PostgreSQL database', () => {
     expect(holder).toBeDefined();
     const other = replicas.find((r) => r !== holder) as ServiceProcess;
     await holder?.stop('SIGKILL');
-    // The survivor's own scrapes keep adding batches; it folds them once it holds the lease.
+    // A sample four hours old lies in a closed window: the survivor folds it once it holds the lease.
+    const at = Date.now() - 4 * 3_600_000;
+    const res = await fetch(`${other.url}/prometheus/api/v1/import/prometheus`, {
+      method: 'POST',
+      headers: { authorization: await other.adminAuth(), 'content-type': 'text/plain' },
+      body: `folded_late 7 ${at}\n`,
+    });
+    expect(res.status).toBe(204);
     await eventually(async () => (await holderPid()) === other.child.pid, 20_000);
     await eventually(async () => {
       const { rows } = await sql.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM metric_batches WHERE created_at < now() - interval '3 seconds'`,
+        `SELECT count(*)::int AS n FROM metric_batches WHERE min_t <= $1 AND max_t >= $1`,
+        [at],
       );
       return rows[0].n === 0;
-    }, 20_000);
+    }, 30_000);
+    const { rows } = await sql.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM metric_chunks WHERE min_t <= $1 AND max_t >= $1`,
+      [at],
+    );
+    expect(rows[0].n).toBe(1);
+    const res2 = await fetch(`${other.url}/prometheus/api/v1/query?query=folded_late&time=${at / 1000}`, {
+      headers: { authorization: await other.adminAuth() },
+    });
+    const body = (await res2.json()) as { data: { result: { value: [number, string] }[] } };
+    expect(body.data.result.map((s) => s.value[1])).toEqual(['7']);
     expect((await query(other, 'replicated_metric')).map((s) => s.value[1])).toEqual(['42']);
   });
 });

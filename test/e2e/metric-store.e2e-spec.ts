@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labelsKey, labelsFromRecord } from '../../src/server/metric-store/labels.js';
 import { isStaleMarker, staleMarker, type SeriesSamples } from '../../src/server/metric-store/series.js';
+import { Compactor, FOLD_EVERYTHING } from '../../src/server/metric-store/store/compactor.js';
 import { Maintenance } from '../../src/server/metric-store/store/maintenance.js';
 import {
   MetricStoreService,
@@ -58,7 +59,7 @@ describe('metric store storage', () => {
     expect(before).toHaveLength(1);
     expect(pairs(before[0]).slice(0, 3)).toEqual(samples.slice(0, 3));
     expect(isStaleMarker(before[0].values[1001])).toBe(true);
-    await maintenance.compactAll();
+    await maintenance.compactAll(FOLD_EVERYTHING);
     const [{ n }] = await t.app
       .get(DataSource)
       .query<{ n: number }[]>(`SELECT count(*)::int AS n FROM metric_batches`);
@@ -117,13 +118,13 @@ describe('metric store storage', () => {
       ],
       NOW,
     );
-    await maintenance.compactAll();
+    await maintenance.compactAll(FOLD_EVERYTHING);
     await store.write('default', [series(id, [[NOW - 60_000, 20]])], NOW);
     expect(pairs((await read('default', 'rewritten'))[0])).toEqual([
       [NOW - 120_000, 1],
       [NOW - 60_000, 20],
     ]);
-    await maintenance.compactAll();
+    await maintenance.compactAll(FOLD_EVERYTHING);
     expect(pairs((await read('default', 'rewritten'))[0])).toEqual([
       [NOW - 120_000, 1],
       [NOW - 60_000, 20],
@@ -193,10 +194,91 @@ describe('metric store storage', () => {
 
   it('retention removes whole windows older than METRICS_RETENTION', async () => {
     await store.write('default', [series({ __name__: 'old' }, [[NOW - 40 * HOUR, 1]])], NOW);
-    await maintenance.compactAll();
+    await maintenance.compactAll(FOLD_EVERYTHING);
     expect(await read('default', 'old')).toHaveLength(1);
     const round = await t.app.get(Retention).round(NOW + 10 * HOUR);
     expect(round.expired).toBeGreaterThanOrEqual(1);
     expect(await read('default', 'old')).toEqual([]);
+  });
+
+  it('a tick folds only settled batches of closed windows; the open window waits unless too many do', async () => {
+    const release = await holdMaintenanceLease(t.app);
+    const db = t.app.get(DataSource);
+    const compactor = t.app.get(Compactor);
+    const remaining = async (ids: number[]) =>
+      (
+        await db.query<{ id: string }[]>(`SELECT id FROM metric_batches WHERE id = ANY($1::bigint[])`, [ids])
+      ).map((r) => Number(r.id));
+    const newest = async () =>
+      Number((await db.query<{ id: string }[]>(`SELECT max(id) AS id FROM metric_batches`))[0].id);
+    try {
+      const now = Date.now();
+      await store.write('default', [series({ __name__: 'closed_window' }, [[now - 5 * HOUR, 1]])], now);
+      const closed = await newest();
+      await store.write('default', [series({ __name__: 'open_window' }, [[now, 1]])], now);
+      const open = await newest();
+      // Fresh: the closed window's batch has not settled, so nothing folds.
+      const limit = await compactor.limit(now);
+      expect(limit.closedBefore).toBe(Math.floor((now - 10 * 60_000) / (2 * HOUR)) * 2 * HOUR);
+      await maintenance.compactAll(limit);
+      expect(await remaining([closed, open])).toEqual([closed, open]);
+      // Settled: the closed window folds into its chunk, the open one stays a batch.
+      await maintenance.compactAll({ ...limit, settleMs: 0 });
+      expect(await remaining([closed, open])).toEqual([open]);
+      expect(pairs((await read('default', 'closed_window', 0, now))[0])).toEqual([[now - 5 * HOUR, 1]]);
+      // Too many batches waiting in open windows: the oldest fold, the newest `keep` stay.
+      for (const v of [2, 3])
+        await store.write('default', [series({ __name__: 'open_window' }, [[now + v, v]])], now);
+      const last = await newest();
+      const capped = await compactor.limit(now, 2, 1);
+      expect(capped.throughId).toBeGreaterThanOrEqual(open);
+      expect(capped.throughId).toBeLessThan(last);
+      await maintenance.compactAll(capped);
+      expect(await remaining([open, last])).toEqual([last]);
+      expect(pairs((await read('default', 'open_window', 0, now + 10))[0])).toEqual([
+        [now, 1],
+        [now + 2, 2],
+        [now + 3, 3],
+      ]);
+      // Under the cap nothing open folds.
+      expect((await compactor.limit(now, 1000, 200)).throughId).toBe(0);
+    } finally {
+      await release();
+    }
+  });
+
+  it('vacuuming after compaction lets the batch table reuse its space', async () => {
+    const release = await holdMaintenanceLease(t.app);
+    const db = t.app.get(DataSource);
+    const size = async () =>
+      Number((await db.query<{ n: string }[]>(`SELECT pg_total_relation_size('metric_batches') AS n`))[0].n);
+    // Forty batches of twenty series × 200 samples of noise, in a closed window.
+    const writeRound = async (prefix: string) => {
+      for (let b = 0; b < 40; b++)
+        await store.write(
+          'default',
+          Array.from({ length: 20 }, (_, s) =>
+            series(
+              { __name__: `${prefix}_${b}`, s: String(s) },
+              Array.from({ length: 200 }, (_, i) => [NOW - 20 * HOUR + i * 15_000, Math.random()]),
+            ),
+          ),
+          NOW,
+        );
+    };
+    try {
+      await maintenance.compactAll(FOLD_EVERYTHING);
+      await maintenance.vacuum();
+      await writeRound('reuse_a');
+      const first = await size();
+      await maintenance.compactAll(FOLD_EVERYTHING);
+      await maintenance.vacuum();
+      await writeRound('reuse_b');
+      const second = await size();
+      // Without the vacuum the second round lands after the first's dead rows: twice the size.
+      expect(second).toBeLessThan(first * 1.3);
+    } finally {
+      await release();
+    }
   });
 });

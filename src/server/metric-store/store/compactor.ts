@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { AppConfig } from '../../config/config.js';
 import { decodeChunk, encodeChunk } from '../chunk.js';
 import { decodeBatch } from './batch-rows.js';
 import { lowerBound, mergeSamples, type Samples } from './merge.js';
@@ -7,6 +8,28 @@ import { WINDOW_MS, windowOf } from './sample-store.js';
 
 /** Batch rows folded per transaction; a backlog takes several rounds, each short. */
 const BATCHES_PER_ROUND = 200;
+/** A batch younger than this waits: a backfill's batches for one window then fold together. */
+const SETTLE_MS = 10_000;
+/** Batches that may wait in open windows; beyond it the oldest are folded down to OPEN_KEEP. */
+const OPEN_CAP = 1_000;
+const OPEN_KEEP = 200;
+
+/**
+ * Which batches a round may fold: those wholly before `closedBefore` (windows no longer open to
+ * out-of-order writes) written at least `settleMs` ago, and any with an id up to `throughId`.
+ */
+export interface FoldLimit {
+  closedBefore: number;
+  settleMs: number;
+  throughId: number;
+}
+
+/** Folds every batch (tests, and an operator's explicit flush). */
+export const FOLD_EVERYTHING: FoldLimit = {
+  closedBefore: Number.MAX_SAFE_INTEGER,
+  settleMs: 0,
+  throughId: Number.MAX_SAFE_INTEGER,
+};
 
 export interface CompactionRound {
   batches: number;
@@ -18,16 +41,40 @@ export interface CompactionRound {
  * Folds batch rows into per-series chunks, one per two-hour window, in one transaction per round:
  * the chunks are rewritten with the batches' samples merged in (a later write wins on equal
  * timestamps) and the batches are deleted. Runs on one replica at a time (the caller holds the lease).
+ *
+ * A chunk is written once per window, not once per round: a batch waits until every window it
+ * touches is closed (its end more than METRICS_OOO_WINDOW ago), so the open window lives in batch
+ * rows, as Prometheus keeps its open window in the head. Rewriting a growing chunk every round
+ * would leave a dead copy of it each time. Only a writer so heavy that more than OPEN_CAP batches
+ * wait makes the oldest fold early, down to OPEN_KEEP, to bound what a read merges.
  */
 @Injectable()
 export class Compactor {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {}
 
-  async round(): Promise<CompactionRound> {
+  /** What may be folded at `now`. */
+  async limit(now: number, openCap = OPEN_CAP, openKeep = OPEN_KEEP): Promise<FoldLimit> {
+    const closedBefore = windowOf(now - this.config.metrics.outOfOrderWindowMs);
+    const [row] = await this.dataSource.query<{ n: number; through: string | null }[]>(
+      `SELECT count(*)::int AS n,
+              (SELECT id FROM metric_batches WHERE max_t >= $1 ORDER BY id DESC OFFSET $2 LIMIT 1) AS through
+         FROM metric_batches WHERE max_t >= $1`,
+      [closedBefore, openKeep],
+    );
+    const throughId = row.n > openCap && row.through !== null ? Number(row.through) : 0;
+    return { closedBefore, settleMs: SETTLE_MS, throughId };
+  }
+
+  async round(limit: FoldLimit): Promise<CompactionRound> {
     return this.dataSource.transaction(async (m) => {
       const rows = await m.query<{ id: string; data: Buffer; samples: number }[]>(
-        `SELECT id, data, samples FROM metric_batches ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [BATCHES_PER_ROUND],
+        `SELECT id, data, samples FROM metric_batches
+          WHERE (max_t < $2 AND created_at <= now() - make_interval(secs => $3::float8 / 1000)) OR id <= $4
+          ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [BATCHES_PER_ROUND, limit.closedBefore, limit.settleMs, limit.throughId],
       );
       if (rows.length === 0) return { batches: 0, samples: 0, chunks: 0 };
       const pending = new Map<string, { seriesId: number; window: number; parts: Samples[] }>();
