@@ -5,11 +5,30 @@ import { AgentSessions } from './agent-sessions.js';
 import { CaRepository } from './ca.repository.js';
 import { CaService } from './ca.service.js';
 import { CertificatesService } from './certificates.service.js';
+import { CommandRelay } from './command-relay.js';
 import { GatewayServer } from './gateway.server.js';
+import { SessionDirectory } from './session-directory.js';
 
 @Module({
   imports: [HealthModule],
-  providers: [CaService, CaRepository, CertificatesService, AgentSessions, GatewayServer, AgentEndpoints],
-  exports: [CaService, CertificatesService, AgentSessions, GatewayServer, AgentEndpoints],
+  providers: [
+    CaService,
+    CaRepository,
+    CertificatesService,
+    AgentSessions,
+    SessionDirectory,
+    CommandRelay,
+    GatewayServer,
+    AgentEndpoints,
+  ],
+  exports: [
+    CaService,
+    CertificatesService,
+    AgentSessions,
+    SessionDirectory,
+    CommandRelay,
+    GatewayServer,
+    AgentEndpoints,
+  ],
 })
 export class AgentGatewayModule {}

@@ -136,6 +136,18 @@ export class AgentSessions {
     this.logger.log({ worker_id: workerId, reason }, 'agent stream closed');
   }
 
+  /**
+   * Closes the worker's stream because the agent now holds one on another replica: every feature
+   * forgets it as on a disconnect.
+   */
+  handOver(workerId: string, reason: string): void {
+    const stream = this.streams.get(workerId);
+    if (!stream) return;
+    this.streams.delete(workerId);
+    this.end(stream, reason, workerId);
+    this.disconnected(workerId);
+  }
+
   isConnected(workerId: string): boolean {
     return this.streams.has(workerId);
   }

@@ -1,3 +1,4 @@
+import { Leases } from '../common/leases.js';
 import { splitBasic } from './basic-credentials.js';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { every } from '../common/periodic.js';
@@ -40,11 +41,14 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
     private readonly keys: SigningKeysService,
     private readonly limits: RateLimitsService,
     private readonly audit: AuditService,
+    private readonly leases: Leases,
     private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
     this.timer = every(this.logger, 'refresh-token-cleanup', CLEANUP_INTERVAL_MS, async () => {
+      // One replica at a time; the lease outlives an interval, so its holder keeps it.
+      if (!(await this.leases.acquire('refresh-token-cleanup', CLEANUP_INTERVAL_MS + 10_000))) return;
       const n = await this.refreshTokens.deleteExpired();
       if (n > 0) this.logger.log({ deleted: n }, 'expired refresh tokens deleted');
     });

@@ -5,6 +5,7 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import type { StateReportMsg } from '../../contracts/agent-protocol/index.js';
 import { AgentSessions, type AgentStateHandler } from '../agent-gateway/agent-sessions.js';
+import { Leases } from '../common/leases.js';
 import { AuditService } from '../audit/audit.service.js';
 import { AppConfig } from '../config/config.js';
 import type { DriftResolve, DriftStatus, DriftView } from '../../contracts/api/drift.js';
@@ -23,10 +24,14 @@ const MAX_VALUE = 2000;
 /** Stacks whose job is under way are not compared: the node is between two states on purpose. */
 const BUSY: readonly string[] = ['deploying', 'destroying', 'draft'];
 
+/** The scheduled drift check runs on the replica holding this lease. */
+export const DRIFT_CHECK_LEASE = 'drift-check';
+
 /**
  * Drift: compares each placed stack's current revision with its agent's state reports, on every
- * report and on the DRIFT_CHECK_INTERVAL schedule; keeps the items with first and last seen; honours
- * the stack's ignore rules in its status and in every apply; resolves by a provision job.
+ * report (on the replica holding the agent's stream) and on the DRIFT_CHECK_INTERVAL schedule (on
+ * the lease holder); keeps the items with first and last seen; honours the stack's ignore rules in
+ * its status and in every apply; resolves by a provision job.
  */
 @Injectable()
 export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDestroy {
@@ -42,6 +47,7 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
     private readonly repository: DriftRepository,
     @Inject(STACKS_FOR_DRIFT) private readonly stacks: StacksForDrift,
     private readonly sessions: AgentSessions,
+    private readonly leases: Leases,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
     @InjectMetric(METRIC.driftDetected) private readonly detected: Counter<string>,
@@ -49,7 +55,11 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
 
   onModuleInit(): void {
     this.sessions.addStateHandler(this);
-    this.timer = every(this.logger, 'drift-check', this.config.driftCheckIntervalMs, () => this.checkAll());
+    const interval = this.config.driftCheckIntervalMs;
+    // One replica at a time checks on schedule: every replica reads every agent's report.
+    this.timer = every(this.logger, 'drift-check', interval, async () => {
+      if (await this.leases.acquire(DRIFT_CHECK_LEASE, interval + 10_000)) await this.checkAll();
+    });
   }
 
   onModuleDestroy(): void {
@@ -149,7 +159,7 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
     this.pending.delete(workerId);
   }
 
-  /** The scheduled check: every placed stack whose worker has reported to this replica. */
+  /** The scheduled check: every placed stack whose worker's agent has reported, to any replica. */
   async checkAll(): Promise<void> {
     try {
       const byWorker = new Map<string, StackEntity[]>();

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { HelloMsg, JobEventMsg } from '../../contracts/agent-protocol/index.js';
 import { MAX_JOB_ERROR_CHARS, MAX_JOB_LINES_PER_EVENT } from '../../contracts/agent-protocol/limits.js';
 import { AgentSessions, type AgentWorkHandler } from '../agent-gateway/agent-sessions.js';
+import { SessionDirectory } from '../agent-gateway/session-directory.js';
 import { isUuid } from '../common/ids.js';
 import type { JobEntity } from './entities/job.entity.js';
 import { JobDispatcher } from './job-dispatcher.js';
@@ -21,6 +22,7 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
   constructor(
     private readonly repository: JobsRepository,
     private readonly sessions: AgentSessions,
+    private readonly directory: SessionDirectory,
     private readonly writer: JobEventWriter,
     private readonly lifecycle: JobLifecycle,
     private readonly dispatcher: JobDispatcher,
@@ -39,9 +41,12 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
 
   disconnected(workerId: string): void {
     // Jobs the agent never confirmed go back to the queue; running ones wait for the agent to come
-    // back and report, or for their timeout, cancel or cleanup.
-    void this.repository
-      .activeOnWorker(workerId)
+    // back and report, or for their timeout, cancel or cleanup. When the agent is connected to
+    // another replica already, that replica's reconnect reconciliation has their fate (and the
+    // dispatched jobs may be its own).
+    void this.directory
+      .heldElsewhere(workerId)
+      .then((elsewhere) => (elsewhere ? [] : this.repository.activeOnWorker(workerId)))
       .then(async (jobs) => {
         for (const job of jobs.filter((j) => j.status === 'dispatched'))
           await this.lifecycle.requeue(job, 'agent disconnected');
@@ -81,7 +86,7 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
     for (const job of jobs) {
       if (active.has(job.id)) {
         if (job.status === 'dispatched') this.writer.bufferAccepted(job.id, workerId);
-        else if (job.status === 'cancelling') this.lifecycle.sendCancel(job, false);
+        else if (job.status === 'cancelling') await this.lifecycle.sendCancel(job, false);
         continue;
       }
       if (job.status === 'dispatched') {

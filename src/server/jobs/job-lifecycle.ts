@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Histogram } from 'prom-client';
-import { AgentSessions } from '../agent-gateway/agent-sessions.js';
+import { CommandRelay } from '../agent-gateway/command-relay.js';
 import { METRIC } from '../metrics/metric-names.js';
 import type { JobEntity } from './entities/job.entity.js';
 import { JobEventWriter } from './job-event-writer.js';
@@ -37,7 +37,7 @@ export class JobLifecycle {
 
   constructor(
     private readonly repository: JobsRepository,
-    private readonly sessions: AgentSessions,
+    private readonly relay: CommandRelay,
     private readonly writer: JobEventWriter,
     @InjectMetric(METRIC.jobs) private readonly jobsTotal: Counter<string>,
     @InjectMetric(METRIC.jobDuration) private readonly jobDuration: Histogram<string>,
@@ -143,10 +143,13 @@ export class JobLifecycle {
     this.queueChanged();
   }
 
-  /** Tells the job's agent to stop it (and, with `cleanup`, to revert the stack); false if not connected. */
-  sendCancel(job: JobEntity, cleanup: boolean): boolean {
-    if (!job.workerId) return false;
-    return this.sessions.send(job.workerId, { cancel_job: { job_id: job.id, cleanup } });
+  /**
+   * Tells the job's agent to stop it (and, with `cleanup`, to revert the stack), through whichever
+   * replica holds its stream; false if no replica does.
+   */
+  sendCancel(job: JobEntity, cleanup: boolean): Promise<boolean> {
+    if (!job.workerId) return Promise.resolve(false);
+    return this.relay.deliver(job.workerId, { cancel_job: { job_id: job.id, cleanup } });
   }
 
   private queueChanged(): void {

@@ -1,10 +1,15 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Leases } from '../common/leases.js';
 import { every } from '../common/periodic.js';
 import { AppConfig } from '../config/config.js';
 import type { JobEntity } from './entities/job.entity.js';
 import { JobDispatcher, POLL_MS } from './job-dispatcher.js';
 import { JobLifecycle } from './job-lifecycle.js';
 import { JobsRepository } from './jobs.repository.js';
+
+/** The sweep runs on one replica at a time, the holder of this lease (taken over within its TTL). */
+export const JOBS_SWEEP_LEASE = 'jobs-sweep';
+const SWEEP_LEASE_TTL_MS = 6_000;
 
 /**
  * The sweep, as often as the dispatcher polls: jobs whose worker was deleted, dispatches no agent
@@ -21,6 +26,7 @@ export class JobSweeper implements OnModuleInit, OnModuleDestroy {
     private readonly repository: JobsRepository,
     private readonly lifecycle: JobLifecycle,
     private readonly dispatcher: JobDispatcher,
+    private readonly leases: Leases,
     private readonly config: AppConfig,
   ) {}
 
@@ -38,6 +44,7 @@ export class JobSweeper implements OnModuleInit, OnModuleDestroy {
     if (this.sweeping || this.stopped) return;
     this.sweeping = true;
     try {
+      if (!(await this.leases.holds(JOBS_SWEEP_LEASE, SWEEP_LEASE_TTL_MS))) return;
       for (const job of await this.repository.onRemovedWorkers()) await this.workerRemoved(job);
       const now = Date.now();
       const active = await this.repository.findByStatus(['dispatched', 'running', 'cancelling']);
@@ -61,7 +68,7 @@ export class JobSweeper implements OnModuleInit, OnModuleDestroy {
             },
           );
           if (moved) {
-            this.lifecycle.sendCancel(moved.job, false);
+            await this.lifecycle.sendCancel(moved.job, false);
             await this.lifecycle.finished(moved.job, moved.from);
           }
         }

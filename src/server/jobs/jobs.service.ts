@@ -148,7 +148,7 @@ export class JobsService {
   async cancel(caller: Caller, id: string): Promise<{ status: 200 | 202; job: JobView }> {
     const job = await this.findOwned(caller, id);
     if (job.status === 'cancelling') {
-      this.lifecycle.sendCancel(job, false);
+      await this.lifecycle.sendCancel(job, false);
       return { status: 202, job: view(job) };
     }
     const moved = await this.lifecycle.transition(job.id, { type: 'cancel' }, (to) =>
@@ -164,7 +164,7 @@ export class JobsService {
       await this.lifecycle.finished(moved.job, moved.from);
       return { status: 200, job: view(moved.job) };
     }
-    this.lifecycle.sendCancel(moved.job, false);
+    await this.lifecycle.sendCancel(moved.job, false);
     this.logger.log({ job_id: job.id, job_type: job.type, worker_id: job.workerId }, 'job cancelling');
     return { status: 202, job: view(moved.job) };
   }
@@ -182,7 +182,7 @@ export class JobsService {
       const moved = await this.lifecycle.abort(job, 'cleaned_up');
       current = moved ? moved.job : await this.findOwned(caller, id);
     }
-    const notified = current.workerId !== null && this.lifecycle.sendCancel(current, true);
+    const notified = current.workerId !== null && (await this.lifecycle.sendCancel(current, true));
     await this.audit.record({
       action: 'job.cleaned_up',
       owner: job.owner,

@@ -111,7 +111,7 @@ export function workerTools(workers: WorkersService, connectivity: ConnectivityS
         idempotentHint: false,
         openWorldHint: true,
       },
-      run: (_args, caller) => Promise.resolve(connectivity.check(caller)),
+      run: (_args, caller) => connectivity.check(caller),
     }),
   ];
 }

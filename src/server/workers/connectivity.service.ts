@@ -1,8 +1,16 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { every } from '../common/periodic.js';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { probeAnswer, type ConnectivityReportMsg } from '../../contracts/agent-protocol/index.js';
-import { AgentSessions } from '../agent-gateway/agent-sessions.js';
+import { DataSource } from 'typeorm';
+import {
+  probeAnswer,
+  type ConnectivityReportMsg,
+  type ServerMessage,
+} from '../../contracts/agent-protocol/index.js';
+import { CommandRelay } from '../agent-gateway/command-relay.js';
+import { SessionDirectory } from '../agent-gateway/session-directory.js';
+import { isUuid } from '../common/ids.js';
+import { Leases } from '../common/leases.js';
 import type { Caller } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
 import type { ConnectivityCheck, ConnectivityView } from '../../contracts/api/workers.js';
@@ -11,105 +19,117 @@ import { ConnectivityRepository, type LinkRow } from './connectivity.repository.
 const PROBE_TIMEOUT_MS = 2000;
 /** A probe round's id is accepted back for this long. */
 const PROBE_ACCEPT_MS = 60_000;
-
-interface Peer {
-  owner: string;
-  /** Where peers probe it: the address the service knows for it, never one the agent named. */
-  probeAddress: string;
-  /** This connection's key: only the agent holding it can answer a challenge made with it. */
-  probeKey: string;
-}
+/** The scheduled rounds run on one replica at a time, the holder of this lease. */
+export const CONNECTIVITY_LEASE = 'connectivity';
 
 /**
  * The connectivity matrix: connected agents of one owner probe each other's probe listener, on a
- * schedule (CONNECTIVITY_CHECK_INTERVAL) and on request; the latest result per pair is kept. A
- * result is only reachable or not: reachable means the target agent itself answered its challenge.
+ * schedule (CONNECTIVITY_CHECK_INTERVAL, on the replica holding the `connectivity` lease) and on
+ * request (on the replica that took it). The peers are every replica's agents (SessionDirectory);
+ * the questions go through the CommandRelay and are kept in `probe_rounds`, since the answer comes
+ * back through whichever replica holds the answering agent's stream. The latest result per pair is
+ * kept. A result is only reachable or not: reachable means the target agent itself answered its
+ * challenge.
  */
 @Injectable()
 export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('workers');
-  private readonly peers = new Map<string, Peer>();
-  /** probe id → the targets each worker was asked about, to accept only answers to real questions. */
-  private readonly rounds = new Map<string, { at: number; asked: Map<string, Set<string>> }>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly repository: ConnectivityRepository,
-    private readonly sessions: AgentSessions,
+    private readonly directory: SessionDirectory,
+    private readonly relay: CommandRelay,
+    private readonly leases: Leases,
+    private readonly dataSource: DataSource,
     private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
-    this.timer = every(this.logger, 'connectivity-probe', this.config.connectivityCheckIntervalMs, () =>
-      this.probe(),
-    );
+    const interval = this.config.connectivityCheckIntervalMs;
+    this.timer = every(this.logger, 'connectivity-probe', interval, async () => {
+      // The lease outlives one interval, so its holder keeps it from round to round.
+      if (await this.leases.acquire(CONNECTIVITY_LEASE, interval + 10_000)) await this.probe();
+    });
   }
 
   onModuleDestroy(): void {
     clearInterval(this.timer);
   }
 
-  /** Makes a connected agent a probe target; returns its probe key ('' when it has no listener). */
-  peerUp(workerId: string, owner: string, probeAddress: string): string {
-    if (!probeAddress) {
-      this.peers.delete(workerId);
-      return '';
-    }
-    const probeKey = randomBytes(32).toString('base64url');
-    this.peers.set(workerId, { owner, probeAddress, probeKey });
-    return probeKey;
-  }
-
-  peerDown(workerId: string): void {
-    this.peers.delete(workerId);
+  /** A new probe key for a connecting agent ('' when it has no probe listener to challenge). */
+  newProbeKey(probeAddress: string): string {
+    return probeAddress ? randomBytes(32).toString('base64url') : '';
   }
 
   /** Asks every connected agent (of `owner`, or of every owner) to probe its owner's other agents. */
-  probe(owner?: string): ConnectivityCheck {
+  async probe(owner?: string): Promise<ConnectivityCheck> {
     const probeId = randomUUID();
-    const asked = new Map<string, Set<string>>();
-    for (const [id, peer] of this.peers) {
-      if (owner !== undefined && peer.owner !== owner) continue;
-      const targets = [...this.peers].filter(([other, p]) => other !== id && p.owner === peer.owner);
+    const startedAt = new Date();
+    const peers = this.directory.all(owner).filter((p) => p.probeAddress !== '' && p.probeKey !== '');
+    const questions: { workerId: string; message: ServerMessage; targets: string[] }[] = [];
+    for (const peer of peers) {
+      const targets = peers.filter((p) => p.workerId !== peer.workerId && p.owner === peer.owner);
       if (targets.length === 0) continue;
-      const sent = this.sessions.send(id, {
-        probe: {
-          probe_id: probeId,
-          timeout_ms: PROBE_TIMEOUT_MS,
-          targets: targets.map(([other, p]) => {
-            const challenge = randomBytes(16).toString('base64url');
-            return {
-              worker_id: other,
-              address: p.probeAddress,
-              challenge,
-              answer: probeAnswer(p.probeKey, challenge),
-            };
-          }),
+      questions.push({
+        workerId: peer.workerId,
+        targets: targets.map((t) => t.workerId),
+        message: {
+          probe: {
+            probe_id: probeId,
+            timeout_ms: PROBE_TIMEOUT_MS,
+            targets: targets.map((t) => {
+              const challenge = randomBytes(16).toString('base64url');
+              return {
+                worker_id: t.workerId,
+                address: t.probeAddress,
+                challenge,
+                answer: probeAnswer(t.probeKey, challenge),
+              };
+            }),
+          },
         },
       });
-      if (sent) asked.set(id, new Set(targets.map(([other]) => other)));
     }
-    this.rounds.set(probeId, { at: Date.now(), asked });
-    for (const [pid, round] of this.rounds)
-      if (Date.now() - round.at > PROBE_ACCEPT_MS) this.rounds.delete(pid);
-    return { probe_id: probeId, workers: asked.size };
+    // The round is stored before any question leaves: an answer may come back at once, elsewhere.
+    await this.dataSource.query(
+      `DELETE FROM probe_rounds WHERE started_at < now() - $1 * interval '1 millisecond'`,
+      [PROBE_ACCEPT_MS],
+    );
+    await this.dataSource.query(
+      `INSERT INTO probe_rounds (probe_id, started_at, asked) VALUES ($1, $2, $3)`,
+      [probeId, startedAt, JSON.stringify(Object.fromEntries(questions.map((q) => [q.workerId, q.targets])))],
+    );
+    let asked = 0;
+    for (const q of questions) if (await this.relay.deliver(q.workerId, q.message)) asked++;
+    return { probe_id: probeId, workers: asked };
   }
 
   /** `POST .../workers/connectivity/check`: a round for the caller's owner. */
-  check(caller: Caller): ConnectivityCheck {
+  check(caller: Caller): Promise<ConnectivityCheck> {
     return this.probe(caller.owner);
   }
 
   /** An agent's answer; only results for targets it was asked about are kept. */
   async record(workerId: string, report: ConnectivityReportMsg): Promise<void> {
-    const round = this.rounds.get(report.probe_id);
-    const asked = round?.asked.get(workerId);
-    if (!round || !asked) return;
-    // One answer per question: a repeated report is dropped.
-    round.asked.delete(workerId);
+    if (!isUuid(report.probe_id)) return;
+    // One answer per question: the worker's entry is taken out of the round as it is read, so a
+    // repeated report (to this replica or another) finds nothing.
+    // TypeORM answers an UPDATE ... RETURNING as [rows, count].
+    const [[round]] = await this.dataSource.query<[{ started_at: Date; targets: string[] }[], number]>(
+      `WITH old AS (
+         SELECT probe_id, started_at, asked -> $2::text AS targets FROM probe_rounds
+          WHERE probe_id = $1 AND asked ? $2::text AND started_at > now() - $3 * interval '1 millisecond'
+          FOR UPDATE)
+       UPDATE probe_rounds p SET asked = p.asked - $2::text FROM old WHERE p.probe_id = old.probe_id
+       RETURNING old.started_at, old.targets`,
+      [report.probe_id, workerId, PROBE_ACCEPT_MS],
+    );
+    if (!round) return;
+    const asked = new Set(round.targets);
     // The round's start, not the report's arrival: how long a round took would tell a refused port
     // (at once) from a filtered one (at the timeout).
-    const checkedAt = new Date(round.at);
+    const checkedAt = new Date(round.started_at);
     const rows: LinkRow[] = report.results
       .filter((r) => asked.has(r.worker_id))
       .map((r) => ({

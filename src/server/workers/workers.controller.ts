@@ -56,7 +56,7 @@ export class WorkersController {
   @Post('connectivity/check')
   @RequireScopes('workers:admin')
   @HttpCode(202)
-  checkConnectivity(@Caller() caller: Caller): ConnectivityCheck {
+  checkConnectivity(@Caller() caller: Caller): Promise<ConnectivityCheck> {
     return this.connectivity.check(caller);
   }
 

@@ -85,16 +85,22 @@ export class WorkersRepository {
    * they never sent one) is older than `silenceMs` become unreachable. Returns them with their
    * previous status.
    */
-  async markUnreachable(silenceMs: number): Promise<{ id: string; previous: WorkerState }[]> {
+  async markUnreachable(
+    silenceMs: number,
+    sessionTtlMs: number,
+  ): Promise<{ id: string; previous: WorkerState }[]> {
     const [rows] = await this.dataSource.query<[{ id: string; previous: WorkerState }[], number]>(
       `UPDATE workers AS w SET status = 'unreachable'
          FROM (SELECT id, status AS previous FROM workers
                 WHERE status IN ('healthy', 'degraded', 'unhealthy')
                   AND coalesce(last_heartbeat, approved_at) < now() - ($1 || ' milliseconds')::interval
+                  -- A live replica holding the worker's stream judges its silence itself.
+                  AND NOT EXISTS (SELECT 1 FROM agent_sessions s WHERE s.worker_id = workers.id
+                                     AND s.seen_at > now() - ($2 || ' milliseconds')::interval)
                 FOR UPDATE) AS old
         WHERE w.id = old.id
         RETURNING w.id, old.previous`,
-      [String(silenceMs)],
+      [String(silenceMs), String(sessionTtlMs)],
     );
     return rows;
   }

@@ -12,6 +12,8 @@ import {
   type AgentEventsHandler,
 } from '../agent-gateway/agent-sessions.js';
 import { CertificatesService } from '../agent-gateway/certificates.service.js';
+import { SESSION_TTL_MS, SessionDirectory } from '../agent-gateway/session-directory.js';
+import { Leases } from '../common/leases.js';
 import { AuditService } from '../audit/audit.service.js';
 import { AppError, NotFoundError } from '../common/app-error.js';
 import { type Page, cursorPage, byCreation } from '../common/pagination.js';
@@ -36,6 +38,10 @@ import { WorkersRepository } from './workers.repository.js';
 
 /** Missing this many heartbeat intervals makes a worker unreachable. */
 const MISSED_INTERVALS = 3;
+/** The sweep lease outlives a few sweeps; a dead holder's is taken over within it. */
+const SWEEP_LEASE_TTL_MS = 10_000;
+/** The lease under which one replica at a time marks silent workers unreachable. */
+export const WORKER_SWEEP_LEASE = 'worker-sweep';
 
 /** A connected or recently connected worker as this replica sees it; the hot path's state. */
 interface LiveWorker {
@@ -44,6 +50,8 @@ interface LiveWorker {
   status: WorkerState;
   metrics: NodeMetrics | null;
   lastHeartbeat: Date | null;
+  /** When its stream was accepted: silence counts from here until a first heartbeat. */
+  connectedAt: Date;
   dirty: boolean;
   connected: boolean;
   driver: string;
@@ -65,7 +73,8 @@ export interface LiveWorkerView {
 
 /**
  * Workers: enrollment, approval, listing, deletion; and the agents' heartbeats. Heartbeats change
- * only memory; a timer flushes the changed workers in one statement and runs the unreachable sweep
+ * only memory; a timer flushes the changed workers in one statement (so every replica reads them
+ * within a second) and, on the replica holding the `worker-sweep` lease, runs the unreachable sweep
  * as one statement. Every status change goes through `transition` (logged with worker_id, counted).
  */
 @Injectable()
@@ -82,6 +91,8 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     private readonly repository: WorkersRepository,
     private readonly certificates: CertificatesService,
     private readonly sessions: AgentSessions,
+    private readonly directory: SessionDirectory,
+    private readonly leases: Leases,
     private readonly audit: AuditService,
     private readonly health: OrchestratorHealthService,
     private readonly links: ConnectivityService,
@@ -144,7 +155,8 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     const revoked = await this.certificates.revokeForWorker(worker.id);
     await this.repository.delete(worker.id);
     this.live.delete(worker.id);
-    this.links.peerDown(worker.id);
+    // Its session row went with the worker; a stream on another replica ends at that replica's
+    // next certificate check or session refresh.
     this.sessions.close(worker.id, IDENTITY_REVOKED);
     await this.audit.record({
       action: 'worker.deleted',
@@ -172,6 +184,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       status: worker.status,
       metrics: worker.metrics,
       lastHeartbeat: worker.lastHeartbeat,
+      connectedAt: new Date(),
       dirty: false,
       connected: true,
       driver: hello.driver === 'docker' ? 'docker' : 'process',
@@ -189,11 +202,15 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
         { worker_id: workerId },
         'enrolled address is not a host; probing where it connects from',
       );
-    const probeKey = this.links.peerUp(
+    const peerAddress = probeAddress(worker.address, connection.remoteHost, announcedProbePort(hello));
+    const probeKey = this.links.newProbeKey(peerAddress);
+    await this.directory.claim({
       workerId,
-      worker.owner,
-      probeAddress(worker.address, connection.remoteHost, announcedProbePort(hello)),
-    );
+      owner: worker.owner,
+      remoteHost: connection.remoteHost ?? null,
+      probeAddress: peerAddress,
+      probeKey,
+    });
     this.logger.log({ worker_id: workerId, version: hello.version, driver: hello.driver }, 'agent connected');
     return { status: worker.status, probeKey };
   }
@@ -235,7 +252,9 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
   disconnected(workerId: string): void {
     const worker = this.live.get(workerId);
     if (worker) worker.connected = false;
-    this.links.peerDown(workerId);
+    void this.directory
+      .release(workerId)
+      .catch((err: unknown) => this.logger.warn({ err, worker_id: workerId }, 'agent session not released'));
     this.connectedGauge.set(this.sessions.count);
     this.logger.log({ worker_id: workerId }, 'agent disconnected');
   }
@@ -265,7 +284,12 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
   async serviceHost(workerId: string): Promise<string | undefined> {
     const worker = await this.repository.findById(workerId);
     if (!worker) return undefined;
-    return probeHost(worker.address) ?? this.live.get(workerId)?.connectedFrom;
+    return (
+      probeHost(worker.address) ??
+      this.live.get(workerId)?.connectedFrom ??
+      this.directory.get(workerId)?.remoteHost ??
+      undefined
+    );
   }
 
   // ---- timers ----
@@ -275,6 +299,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     this.ticking = true;
     try {
       await this.flush();
+      this.silence();
       if (Date.now() - this.lastSweep >= this.config.heartbeatIntervalMs) {
         this.lastSweep = Date.now();
         await this.sweep();
@@ -308,10 +333,36 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     this.connectedGauge.set(this.sessions.count);
   }
 
-  /** One statement marks silent workers unreachable; a worker heard from meanwhile is restored. */
+  private get silenceMs(): number {
+    return MISSED_INTERVALS * this.config.heartbeatIntervalMs;
+  }
+
+  /**
+   * A worker whose stream this replica holds and that has been silent for too long turns
+   * unreachable here (written at the next flush). The lease holder's sweep covers the workers no
+   * live replica holds (their replica died, or their stream ended).
+   */
+  private silence(): void {
+    const now = Date.now();
+    for (const [id, w] of this.live) {
+      if (w.status === 'unreachable' || w.status === 'pending') continue;
+      const heard = Math.max(w.lastHeartbeat?.getTime() ?? 0, w.connectedAt.getTime());
+      if (now - heard < this.silenceMs) continue;
+      if (!w.connected) continue;
+      this.transition(id, w.status, 'unreachable', 'missed_heartbeats');
+      w.status = 'unreachable';
+      w.dirty = true;
+    }
+  }
+
+  /**
+   * On the lease holder, one statement marks silent workers unreachable (a worker heard from
+   * meanwhile is restored); on every replica, the status counts behind the health check.
+   */
   private async sweep(): Promise<void> {
-    const silenceMs = MISSED_INTERVALS * this.config.heartbeatIntervalMs;
-    const marked = await this.repository.markUnreachable(silenceMs);
+    const silenceMs = this.silenceMs;
+    const held = await this.leases.acquire(WORKER_SWEEP_LEASE, SWEEP_LEASE_TTL_MS);
+    const marked = held ? await this.repository.markUnreachable(silenceMs, SESSION_TTL_MS) : [];
     for (const { id, previous } of marked) {
       const w = this.live.get(id);
       if (w?.lastHeartbeat && Date.now() - w.lastHeartbeat.getTime() < silenceMs) {
@@ -358,14 +409,14 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       last_heartbeat: lastHeartbeat?.toISOString() ?? null,
       metrics: live?.metrics ?? worker.metrics,
       hostname: worker.hostname,
-      // Without an operator's --address: where the agent last connected from (to this replica).
-      address: worker.address || (live?.connectedFrom ?? ''),
+      // Without an operator's --address: where the agent connects from (to whichever replica).
+      address: worker.address || live?.connectedFrom || (this.directory.get(worker.id)?.remoteHost ?? ''),
       os: worker.os,
       arch: worker.arch,
       driver: worker.driver,
       labels: worker.labels,
       version: worker.version,
-      connected: this.sessions.isConnected(worker.id),
+      connected: this.directory.isConnected(worker.id),
       approved_at: worker.approvedAt?.toISOString() ?? null,
       created_at: worker.createdAt.toISOString(),
     };

@@ -7,6 +7,7 @@ import { Drift1764000500000 } from './1764000500000-drift.js';
 import { WorkerLinksNoError1764000600000 } from './1764000600000-worker-links-no-error.js';
 import { Tunnel1764000700000 } from './1764000700000-tunnel.js';
 import { MetricStore1764000800000 } from './1764000800000-metric-store.js';
+import { Replicas1764000900000 } from './1764000900000-replicas.js';
 
 /** Every migration, oldest first. ESM has no directory globbing, so each is listed here. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   WorkerLinksNoError1764000600000,
   Tunnel1764000700000,
   MetricStore1764000800000,
+  Replicas1764000900000,
 ];

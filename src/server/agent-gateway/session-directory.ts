@@ -1,0 +1,177 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Leases } from '../common/leases.js';
+import { every } from '../common/periodic.js';
+import { SecretBox } from '../common/secret-box.js';
+import { AgentSessions } from './agent-sessions.js';
+
+/** The holder renews its sessions this often... */
+const RENEW_MS = 1_000;
+/** ...and a session not renewed for this long belongs to a replica that died. */
+export const SESSION_TTL_MS = 10_000;
+
+/** An agent's session as every replica sees it. */
+export interface SessionInfo {
+  workerId: string;
+  owner: string;
+  /** The replica holding the stream (`Leases.holder`). */
+  replica: string;
+  /** Where the stream comes from. */
+  remoteHost: string | null;
+  /** Where peers probe the agent ('' when it has no probe listener). */
+  probeAddress: string;
+  /** This connection's probe key ('' with no listener). */
+  probeKey: string;
+}
+
+interface SessionRow {
+  worker_id: string;
+  replica: string;
+  owner: string;
+  remote_host: string | null;
+  probe_address: string;
+  probe_key: string;
+}
+
+const probeKeyContext = (workerId: string): string => `probe-key:${workerId}`;
+
+/**
+ * Which replica holds each agent's stream, in the `agent_sessions` table: the replica that accepts
+ * an agent's hello claims its row (a later claim by another replica wins), renews the rows of the
+ * streams it holds every second and deletes a row when its stream ends. A replica killed outright
+ * stops renewing; its rows count as gone after SESSION_TTL_MS. Every replica reads the live rows
+ * every second, so `connected`, the address a worker connects from and the probe peers are the same
+ * through any replica. A stream whose row another replica claimed since (the agent connected there)
+ * is closed here.
+ */
+@Injectable()
+export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('agent-gateway');
+  private live = new Map<string, SessionInfo>();
+  /** Decrypted probe keys by sealed value: a key is decrypted once, not on every refresh. */
+  private readonly keys = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly leases: Leases,
+    private readonly box: SecretBox,
+    private readonly sessions: AgentSessions,
+  ) {}
+
+  get replica(): string {
+    return this.leases.holder;
+  }
+
+  onModuleInit(): void {
+    this.timer = every(this.logger, 'agent-sessions', RENEW_MS, () => this.refresh());
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.timer);
+    // A stopping replica's agents are free at once, not after the TTL.
+    await this.dataSource
+      .query(`DELETE FROM agent_sessions WHERE replica = $1`, [this.replica])
+      .catch((err: unknown) => this.logger.warn({ err }, 'agent sessions not released'));
+  }
+
+  /** Records that this replica holds the worker's stream from now on. */
+  async claim(session: Omit<SessionInfo, 'replica'>): Promise<void> {
+    const sealed = session.probeKey
+      ? this.box.encrypt(session.probeKey, probeKeyContext(session.workerId))
+      : '';
+    await this.dataSource.query(
+      `INSERT INTO agent_sessions (worker_id, replica, owner, remote_host, probe_address, probe_key)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (worker_id) DO UPDATE SET replica = EXCLUDED.replica, owner = EXCLUDED.owner,
+         remote_host = EXCLUDED.remote_host, probe_address = EXCLUDED.probe_address,
+         probe_key = EXCLUDED.probe_key, connected_at = now(), seen_at = now()`,
+      [session.workerId, this.replica, session.owner, session.remoteHost, session.probeAddress, sealed],
+    );
+    if (sealed) this.keys.set(sealed, session.probeKey);
+    this.live.set(session.workerId, { ...session, replica: this.replica });
+  }
+
+  /** The stream ended here: the row goes, unless another replica has claimed it since. */
+  async release(workerId: string): Promise<void> {
+    await this.dataSource.query(`DELETE FROM agent_sessions WHERE worker_id = $1 AND replica = $2`, [
+      workerId,
+      this.replica,
+    ]);
+    if (this.live.get(workerId)?.replica === this.replica) this.live.delete(workerId);
+  }
+
+  /** Whether another replica holds the worker's stream now (read from the database, not the cache). */
+  async heldElsewhere(workerId: string): Promise<boolean> {
+    const rows = await this.dataSource.query<{ replica: string }[]>(
+      `SELECT replica FROM agent_sessions
+        WHERE worker_id = $1 AND seen_at > clock_timestamp() - $2 * interval '1 millisecond'`,
+      [workerId, SESSION_TTL_MS],
+    );
+    return rows.length === 1 && rows[0].replica !== this.replica;
+  }
+
+  /** Whether some replica holds the worker's stream: this one's own streams count at once. */
+  isConnected(workerId: string): boolean {
+    return this.sessions.isConnected(workerId) || this.live.has(workerId);
+  }
+
+  get(workerId: string): SessionInfo | undefined {
+    return this.live.get(workerId);
+  }
+
+  /** Every live session, or an owner's. */
+  all(owner?: string): SessionInfo[] {
+    return [...this.live.values()].filter((s) => owner === undefined || s.owner === owner);
+  }
+
+  /** Renews this replica's rows, closes streams claimed elsewhere, and reads every live row. */
+  async refresh(): Promise<void> {
+    const local = this.sessions.connectedIds();
+    // TypeORM answers an UPDATE ... RETURNING as [rows, count].
+    const [renewedRows] = await this.dataSource.query<[{ worker_id: string }[], number]>(
+      `UPDATE agent_sessions SET seen_at = now() WHERE replica = $1 RETURNING worker_id`,
+      [this.replica],
+    );
+    const renewed = new Set(renewedRows.map((r) => r.worker_id));
+    const rows = await this.dataSource.query<SessionRow[]>(
+      `SELECT worker_id, replica, owner, remote_host, probe_address, probe_key FROM agent_sessions
+        WHERE seen_at > clock_timestamp() - $1 * interval '1 millisecond'`,
+      [SESSION_TTL_MS],
+    );
+    const next = new Map<string, SessionInfo>();
+    const sealedNow = new Set<string>();
+    for (const row of rows) {
+      sealedNow.add(row.probe_key);
+      next.set(row.worker_id, {
+        workerId: row.worker_id,
+        owner: row.owner,
+        replica: row.replica,
+        remoteHost: row.remote_host,
+        probeAddress: row.probe_address,
+        probeKey: this.probeKey(row),
+      });
+    }
+    for (const sealed of this.keys.keys()) if (!sealedNow.has(sealed)) this.keys.delete(sealed);
+    this.live = next;
+    for (const workerId of local) {
+      if (renewed.has(workerId)) continue;
+      const holder = next.get(workerId)?.replica;
+      // Claimed by another replica since: the agent is there now and this stream is stale.
+      if (holder !== undefined && holder !== this.replica && this.sessions.isConnected(workerId)) {
+        this.logger.log({ worker_id: workerId, replica: holder }, 'agent connected to another replica');
+        this.sessions.handOver(workerId, 'connected to another replica');
+      }
+    }
+  }
+
+  private probeKey(row: SessionRow): string {
+    if (!row.probe_key) return '';
+    let key = this.keys.get(row.probe_key);
+    if (key === undefined) {
+      key = this.box.decrypt(row.probe_key, probeKeyContext(row.worker_id));
+      this.keys.set(row.probe_key, key);
+    }
+    return key;
+  }
+}
