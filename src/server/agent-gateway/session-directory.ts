@@ -63,7 +63,9 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
     return this.leases.holder;
   }
 
-  onModuleInit(): void {
+  /** The first read completes before the service answers: a new replica knows every session at once. */
+  async onModuleInit(): Promise<void> {
+    await this.refresh();
     this.timer = every(this.logger, 'agent-sessions', RENEW_MS, () => this.refresh());
   }
 

@@ -46,8 +46,10 @@ export class StackReportsService implements AgentStateHandler, OnModuleInit, OnM
     private readonly dataSource: DataSource,
   ) {}
 
-  onModuleInit(): void {
+  /** The first read completes before the service answers: a new replica knows every report at once. */
+  async onModuleInit(): Promise<void> {
     this.sessions.addStateHandler(this);
+    await this.sync();
     this.timer = every(this.logger, 'worker-reports', SYNC_MS, () => this.sync());
   }
 

@@ -76,7 +76,7 @@ export class TunnelSupervisor implements OnApplicationBootstrap, OnApplicationSh
     const changed = await this.repository.setDesired('running');
     // A tunnel in `error` (a refused host key, say) tries again when asked to start.
     if (this.state === 'error') this.resetBackoff();
-    await this.tick();
+    await this.freshTick();
     const deadline = Date.now() + START_WAIT_MS;
     while (this.holding && (this.state === 'starting' || this.attempt) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -85,7 +85,7 @@ export class TunnelSupervisor implements OnApplicationBootstrap, OnApplicationSh
 
   async stop(): Promise<{ changed: boolean; status: TunnelStatus }> {
     const changed = await this.repository.setDesired('stopped');
-    await this.tick();
+    await this.freshTick();
     return { changed, status: await this.status() };
   }
 
@@ -99,6 +99,15 @@ export class TunnelSupervisor implements OnApplicationBootstrap, OnApplicationSh
   async runningUrl(): Promise<string | null> {
     const status = await this.status();
     return status.state === 'running' ? status.public_url : null;
+  }
+
+  /**
+   * A step that reads the desired state after the caller changed it: a step already in progress
+   * (which read it before) is waited for first, then another runs.
+   */
+  private async freshTick(): Promise<void> {
+    if (this.ticking) await this.ticking.catch(() => undefined);
+    await this.tick();
   }
 
   /** One supervision step; concurrent callers share the step in progress. */
