@@ -28,6 +28,7 @@ import { ProcessDriver } from './drivers/process.driver.js';
 import { Enrollment, FatalAgentError } from './enrollment.js';
 import { JobRunner } from './job-runner.js';
 import {
+  Backoff,
   candidateEndpoint,
   candidateTarget,
   formatEndpoint,
@@ -175,48 +176,47 @@ export class Agent {
       this.probeAddress = `${this.options.address ?? primaryAddress()}:${port}`;
       this.log.info({ probe_address: this.probeAddress }, 'probe listener up');
     }
-    let backoff = MIN_BACKOFF_MS;
+    const backoff = new Backoff(MIN_BACKOFF_MS, MAX_BACKOFF_MS);
     while (!this.stopping) {
       let identity = this.store.load();
       if (!identity) {
         try {
           identity = await this.enrollment.enroll(this.previousWorkerId);
+          backoff.reset();
         } catch (err) {
           if (err instanceof FatalAgentError) throw err;
           if (this.stopping) break;
-          // Rate limited, a 5xx or no network: try again later, like a lost connection.
-          const delay = Math.round(Math.random() * backoff);
+          // Rate limited, a 5xx or no network: try again later (at the next --server), like a lost
+          // connection.
+          const delay = backoff.failed(this.options.servers.length);
           this.log.warn({ err: (err as Error).message, delay_ms: delay }, 'enrollment failed; retrying');
           await this.sleep(delay);
-          backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
           continue;
         }
       }
       if (!identity.certPem) identity = await this.enrollment.awaitApproval(identity);
       if (this.stopping) break;
-      const candidate = await this.nextCandidate(identity);
+      const { candidate, count } = await this.nextCandidate(identity);
       if (this.stopping) break;
       const { outcome, welcomed } = await this.session(identity, candidate);
       // Whatever ended the stream, the next one goes to the next server: the one it had may be gone.
       this.candidates.advance();
       // A stream that was up resets the backoff, so losing a replica costs at most its first step.
-      if (welcomed) backoff = MIN_BACKOFF_MS;
+      if (welcomed) backoff.reset();
       if (outcome === 'revoked') {
         this.log.warn({ worker_id: identity.workerId }, 'the service revoked this identity; enrolling again');
         this.previousWorkerId = identity.workerId;
         this.store.wipe();
-        backoff = MIN_BACKOFF_MS;
+        backoff.reset();
         continue;
       }
       if (outcome === 'renewed' || outcome === 'healthy-close') {
-        backoff = MIN_BACKOFF_MS;
+        backoff.reset();
         continue;
       }
-      // Full jitter: anywhere between 0 and the current ceiling, so a fleet does not reconnect in step.
-      const delay = Math.round(Math.random() * backoff);
+      const delay = backoff.failed(count);
       this.log.info({ delay_ms: delay }, 'reconnecting');
       await this.sleep(delay);
-      backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
     }
   }
 
@@ -239,7 +239,7 @@ export class Agent {
    * each name resolved to all its addresses now, so a name that follows the replicas (a headless
    * Service, round-robin DNS) is read afresh every round.
    */
-  private async nextCandidate(identity: Identity): Promise<Candidate> {
+  private async nextCandidate(identity: Identity): Promise<{ candidate: Candidate; count: number }> {
     const endpoints = this.options.agentEndpoints ?? storedEndpoints(identity.agentEndpoint);
     if (endpoints.length === 0)
       throw new FatalAgentError(
@@ -257,7 +257,7 @@ export class Agent {
       },
       'connecting',
     );
-    return candidate;
+    return { candidate, count: candidates.length };
   }
 
   /** One connection: resolves with why it ended, and whether the service welcomed it. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  Backoff,
   candidateEndpoint,
   candidateTarget,
   parseEndpointList,
@@ -168,5 +169,27 @@ describe('Rotation', () => {
     ring.advance();
     expect(ring.pick([c('192.0.2.1')]).address).toBe('192.0.2.1');
     expect(() => ring.pick([])).toThrow();
+  });
+});
+
+describe('Backoff', () => {
+  it('waits up to the ceiling (full jitter) and doubles it once every server has failed, up to the maximum', () => {
+    const top = new Backoff(500, 30_000, () => 1);
+    // Three servers: three failures at 500 ms, then three at 1 s, ...
+    expect(Array.from({ length: 7 }, () => top.failed(3))).toEqual([500, 500, 500, 1000, 1000, 1000, 2000]);
+    const one = new Backoff(500, 3000, () => 1);
+    expect(Array.from({ length: 5 }, () => one.failed(1))).toEqual([500, 1000, 2000, 3000, 3000]);
+    expect(new Backoff(500, 30_000, () => 0.5).failed(1)).toBe(250);
+    expect(new Backoff(500, 30_000, () => 0).failed(0)).toBe(0);
+  });
+
+  it('starts again from the minimum after a success', () => {
+    const b = new Backoff(500, 30_000, () => 1);
+    b.failed(1);
+    b.failed(1);
+    b.reset();
+    expect(b.failed(2)).toBe(500);
+    expect(b.failed(2)).toBe(500);
+    expect(b.failed(2)).toBe(1000);
   });
 });

@@ -168,6 +168,39 @@ export class Rotation<T> {
   }
 }
 
+/**
+ * Exponential backoff with full jitter (a delay anywhere between 0 and the ceiling, so a fleet does
+ * not reconnect in step). The ceiling doubles once every server has failed since the last success,
+ * not at each failure: one dead replica among several costs a short wait, not a growing one.
+ */
+export class Backoff {
+  private ceiling: number;
+  private failures = 0;
+
+  constructor(
+    private readonly min: number,
+    private readonly max: number,
+    private readonly random: () => number = Math.random,
+  ) {
+    this.ceiling = min;
+  }
+
+  /** One attempt at one of `servers` failed: the delay before the next. */
+  failed(servers: number): number {
+    const delay = Math.round(this.random() * this.ceiling);
+    if (++this.failures >= Math.max(1, servers)) {
+      this.failures = 0;
+      this.ceiling = Math.min(this.max, this.ceiling * 2);
+    }
+    return delay;
+  }
+
+  reset(): void {
+    this.ceiling = this.min;
+    this.failures = 0;
+  }
+}
+
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
