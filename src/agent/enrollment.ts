@@ -130,7 +130,7 @@ export class Enrollment {
       this.servers.advance();
       if (this.signal.aborted) throw err;
       const cause = (err as { cause?: { code?: string } }).cause?.code;
-      throw new Error(`${server}: ${cause ?? (err as Error).message}`);
+      throw new Error(`${server}: ${cause ?? (err as Error).message}`, { cause: err });
     }
     if (res.status === 429 || res.status >= 500) this.servers.advance();
     const text = await res.text();
