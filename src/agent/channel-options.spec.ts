@@ -1,56 +1,9 @@
 import 'reflect-metadata';
 import * as grpc from '@grpc/grpc-js';
-import * as x509 from '@peculiar/x509';
-import { webcrypto } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverCertificate } from '../../test/support/pki.js';
 import { channelOptions } from './agent.js';
 import { candidateTarget, type Candidate } from './server-addresses.js';
-
-x509.cryptoProvider.set(webcrypto as never);
-const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
-
-const pkcs8Pem = async (key: webcrypto.CryptoKey): Promise<string> => {
-  const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key));
-  const body = der
-    .toString('base64')
-    .replace(/(.{64})/g, '$1\n')
-    .trim();
-  return `-----BEGIN PRIVATE KEY-----\n${body}\n-----END PRIVATE KEY-----\n`;
-};
-
-/** A CA and a server certificate from it that names `localhost` only (no IP address). */
-async function localhostOnlyCertificate(): Promise<{ caPem: string; certPem: string; keyPem: string }> {
-  const caKeys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
-  const ca = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: '01',
-    name: 'CN=test CA',
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + 86_400_000),
-    signingAlgorithm: ALG,
-    keys: caKeys,
-    extensions: [new x509.BasicConstraintsExtension(true, 0, true)],
-  });
-  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: '02',
-    subject: 'CN=server',
-    issuer: ca.subject,
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + 86_400_000),
-    signingAlgorithm: ALG,
-    publicKey: keys.publicKey,
-    signingKey: caKeys.privateKey,
-    extensions: [
-      new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: 'localhost' }]),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-    ],
-  });
-  return {
-    caPem: ca.toString('pem'),
-    certPem: cert.toString('pem'),
-    keyPem: await pkcs8Pem(keys.privateKey),
-  };
-}
 
 /** Connects and answers READY, or TRANSIENT_FAILURE when the connection (here: TLS) is refused. */
 function settle(client: grpc.Client): Promise<grpc.connectivityState> {
@@ -74,7 +27,8 @@ describe('a candidate resolved from a name, dialled at its IP', () => {
   let caPem = '';
 
   beforeAll(async () => {
-    const pki = await localhostOnlyCertificate();
+    // The certificate names localhost only, no IP address.
+    const pki = await serverCertificate(['localhost']);
     caPem = pki.caPem;
     server = new grpc.Server();
     const credentials = grpc.ServerCredentials.createSsl(

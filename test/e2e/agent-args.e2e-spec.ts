@@ -46,13 +46,11 @@ describe('stack-agent options', () => {
     expect(bare.stderr).toContain(
       `--server wants the service's http:// or https:// URL, got "127.0.0.1:5260"`,
     );
+    const endpoints = ['127.0.0.1:5263', '127.0.0.1:5263,https://127.0.0.1:5263'];
     const endpoint = run([
       '--server',
       'http://127.0.0.1:1',
-      '--agent-endpoint',
-      '127.0.0.1:5263',
-      '--agent-endpoint',
-      '127.0.0.1:5263,https://127.0.0.1:5263',
+      ...endpoints.flatMap((e) => ['--agent-endpoint', e]),
     ]);
     expect(endpoint.status).toBe(2);
     expect(endpoint.stderr).toContain('--agent-endpoint wants host:port entries');

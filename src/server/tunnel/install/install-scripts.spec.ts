@@ -176,6 +176,18 @@ describe('install.sh', { timeout: 30_000 }, () => {
     PATH: path,
   });
 
+  /** The agent's first words as install.sh starts it from `dir`. */
+  const installedArgv = (dir: string) => [
+    '--server',
+    base,
+    '--token-file',
+    `${dir}/join-token`,
+    '--data-dir',
+    `${dir}/data`,
+    '--ca-fingerprint',
+    FINGERPRINT,
+  ];
+
   /** The linux command as the API gives it, with extra words pasted after it. */
   const linux = (extra: string[] = [], sha256 = FAKE_SHA256, agentEndpoints?: string[]) =>
     `${installCommands({ registryUrl: base, token: TOKEN, caFingerprint: FINGERPRINT, sha256, agentEndpoints }).linux} --no-systemd ${extra.map(quotePosix).join(' ')}`;
@@ -209,17 +221,7 @@ describe('install.sh', { timeout: 30_000 }, () => {
       token: string | null;
     };
     expect(started).toEqual({
-      argv: [
-        '--server',
-        base,
-        '--token-file',
-        `${dir}/join-token`,
-        '--data-dir',
-        `${dir}/data`,
-        '--ca-fingerprint',
-        FINGERPRINT,
-        ...hostile,
-      ],
+      argv: [...installedArgv(dir), ...hostile],
       // Only in the file: the agent refuses a token given two ways.
       token: null,
     });
@@ -244,14 +246,7 @@ describe('install.sh', { timeout: 30_000 }, () => {
     const dir = join(home, '.local/share/stack-agent');
     const started = JSON.parse(readFileSync(join(dir, 'started.json'), 'utf8')) as { argv: string[] };
     expect(started.argv).toEqual([
-      '--server',
-      base,
-      '--token-file',
-      `${dir}/join-token`,
-      '--data-dir',
-      `${dir}/data`,
-      '--ca-fingerprint',
-      FINGERPRINT,
+      ...installedArgv(dir),
       '--agent-endpoint',
       'a.example:5263,b.example:5263',
       '--name',
