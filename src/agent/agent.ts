@@ -35,10 +35,8 @@ import {
   resolveCandidates,
   Rotation,
   storedEndpoints,
-  systemLookup,
   type Candidate,
   type Endpoint,
-  type Lookup,
 } from './server-addresses.js';
 
 export { FatalAgentError };
@@ -127,7 +125,6 @@ export class Agent {
   constructor(
     private readonly options: AgentOptions,
     private readonly log: Logger,
-    private readonly lookup: Lookup = systemLookup,
   ) {
     // Before anything is written there: earlier versions left ca.pem, cert.pem and the services'
     // pid and output files (which may print secrets) readable by every local user.
@@ -245,7 +242,7 @@ export class Agent {
       throw new FatalAgentError(
         `the agent endpoint in identity.json (${JSON.stringify(identity.agentEndpoint)}) is not host:port; give --agent-endpoint`,
       );
-    const { candidates, unresolved } = await resolveCandidates(endpoints, this.lookup);
+    const { candidates, unresolved } = await resolveCandidates(endpoints);
     for (const { endpoint, error } of unresolved)
       this.log.warn({ endpoint, err: error }, 'cannot resolve a server name');
     const candidate = this.candidates.pick(candidates);
