@@ -27,6 +27,17 @@ import type { Driver } from './drivers/driver.js';
 import { ProcessDriver } from './drivers/process.driver.js';
 import { Enrollment, FatalAgentError } from './enrollment.js';
 import { JobRunner } from './job-runner.js';
+import {
+  Backoff,
+  candidateEndpoint,
+  candidateTarget,
+  formatEndpoint,
+  resolveCandidates,
+  Rotation,
+  storedEndpoints,
+  type Candidate,
+  type Endpoint,
+} from './server-addresses.js';
 
 export { FatalAgentError };
 import type { Server } from 'node:net';
@@ -38,7 +49,8 @@ import type { Server } from 'node:net';
 const DATA_DIR_ENTRIES = [...IDENTITY_FILES, 'stacks', 'services'];
 
 export interface AgentOptions {
-  server: string;
+  /** The service's URLs (enrollment and approval polls); one at a time, moving on when one fails. */
+  servers: string[];
   token: string | undefined;
   dataDir: string;
   name: string | undefined;
@@ -47,8 +59,8 @@ export interface AgentOptions {
   labels: Record<string, string>;
   address: string | undefined;
   version: string;
-  /** Overrides the endpoint the service advertises (e.g. behind NAT). */
-  agentEndpoint: string | undefined;
+  /** Override the endpoints the service advertised (e.g. behind NAT, or one per replica). */
+  agentEndpoints: Endpoint[] | undefined;
   /** Where the probe listener binds; port 0 picks a free one; undefined turns it off. */
   probe: { host: string; port: number } | undefined;
   /** Docker driver: the Engine API socket, and ulimits for every container (`nofile=1024:1024`). */
@@ -60,6 +72,13 @@ export interface AgentOptions {
 
 const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
+/**
+ * A stream the service has not welcomed by then is given up and the next server tried: an address
+ * that drops packets would otherwise hold the agent for the whole TCP connect timeout.
+ */
+const WELCOME_TIMEOUT_MS = 15_000;
+
+type Outcome = 'revoked' | 'renewed' | 'healthy-close' | 'failed';
 
 type Stream = grpc.ClientDuplexStream<AgentMessage, ServerMessage>;
 type GatewayClient = grpc.Client & {
@@ -100,6 +119,8 @@ export class Agent {
   private probeKey = '';
   /** The id the service deleted, sent with the next enrollment so it comes back as pending. */
   private previousWorkerId: string | undefined;
+  /** Which of the servers' addresses the next stream goes to. */
+  private readonly candidates = new Rotation<Candidate>(candidateTarget);
 
   constructor(
     private readonly options: AgentOptions,
@@ -152,42 +173,47 @@ export class Agent {
       this.probeAddress = `${this.options.address ?? primaryAddress()}:${port}`;
       this.log.info({ probe_address: this.probeAddress }, 'probe listener up');
     }
-    let backoff = MIN_BACKOFF_MS;
+    const backoff = new Backoff(MIN_BACKOFF_MS, MAX_BACKOFF_MS);
     while (!this.stopping) {
       let identity = this.store.load();
       if (!identity) {
         try {
           identity = await this.enrollment.enroll(this.previousWorkerId);
+          backoff.reset();
         } catch (err) {
           if (err instanceof FatalAgentError) throw err;
           if (this.stopping) break;
-          // Rate limited, a 5xx or no network: try again later, like a lost connection.
-          const delay = Math.round(Math.random() * backoff);
+          // Rate limited, a 5xx or no network: try again later (at the next --server), like a lost
+          // connection.
+          const delay = backoff.failed(this.options.servers.length);
           this.log.warn({ err: (err as Error).message, delay_ms: delay }, 'enrollment failed; retrying');
           await this.sleep(delay);
-          backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
           continue;
         }
       }
       if (!identity.certPem) identity = await this.enrollment.awaitApproval(identity);
       if (this.stopping) break;
-      const outcome = await this.session(identity);
+      const { candidate, count } = await this.nextCandidate(identity);
+      if (this.stopping) break;
+      const { outcome, welcomed } = await this.session(identity, candidate);
+      // Whatever ended the stream, the next one goes to the next server: the one it had may be gone.
+      this.candidates.advance();
+      // A stream that was up resets the backoff, so losing a replica costs at most its first step.
+      if (welcomed) backoff.reset();
       if (outcome === 'revoked') {
         this.log.warn({ worker_id: identity.workerId }, 'the service revoked this identity; enrolling again');
         this.previousWorkerId = identity.workerId;
         this.store.wipe();
-        backoff = MIN_BACKOFF_MS;
+        backoff.reset();
         continue;
       }
       if (outcome === 'renewed' || outcome === 'healthy-close') {
-        backoff = MIN_BACKOFF_MS;
+        backoff.reset();
         continue;
       }
-      // Full jitter: anywhere between 0 and the current ceiling, so a fleet does not reconnect in step.
-      const delay = Math.round(Math.random() * backoff);
+      const delay = backoff.failed(count);
       this.log.info({ delay_ms: delay }, 'reconnecting');
       await this.sleep(delay);
-      backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
     }
   }
 
@@ -205,14 +231,44 @@ export class Agent {
     this.stopped.abort();
   }
 
-  /** One connection: resolves with why it ended. */
-  private session(identity: Identity): Promise<'revoked' | 'renewed' | 'healthy-close' | 'failed'> {
+  /**
+   * Where the next stream goes: the endpoints (--agent-endpoint, else what the service advertised),
+   * each name resolved to all its addresses now, so a name that follows the replicas (a headless
+   * Service, round-robin DNS) is read afresh every round.
+   */
+  private async nextCandidate(identity: Identity): Promise<{ candidate: Candidate; count: number }> {
+    const endpoints = this.options.agentEndpoints ?? storedEndpoints(identity.agentEndpoint);
+    if (endpoints.length === 0)
+      throw new FatalAgentError(
+        `the agent endpoint in identity.json (${JSON.stringify(identity.agentEndpoint)}) is not host:port; give --agent-endpoint`,
+      );
+    const { candidates, unresolved } = await resolveCandidates(endpoints);
+    for (const { endpoint, error } of unresolved)
+      this.log.warn({ endpoint, err: error }, 'cannot resolve a server name');
+    const candidate = this.candidates.pick(candidates);
+    this.log.info(
+      {
+        endpoint: candidateEndpoint(candidate),
+        address: candidateTarget(candidate),
+        candidates: candidates.length,
+      },
+      'connecting',
+    );
+    return { candidate, count: candidates.length };
+  }
+
+  /** One connection: resolves with why it ended, and whether the service welcomed it. */
+  private session(
+    identity: Identity,
+    candidate: Candidate,
+  ): Promise<{ outcome: Outcome; welcomed: boolean }> {
     const credentials = grpc.credentials.createSsl(
       Buffer.from(identity.caPem),
       Buffer.from(identity.keyPem),
       Buffer.from(identity.certPem!),
     );
-    const client = new this.proto.AgentGateway(identity.agentEndpoint, credentials, {
+    const client = new this.proto.AgentGateway(candidateTarget(candidate), credentials, {
+      ...channelOptions(candidate),
       'grpc.keepalive_time_ms': 30_000,
       'grpc.keepalive_timeout_ms': 10_000,
       // The gateway's limits, so a message one side may send the other accepts.
@@ -222,23 +278,41 @@ export class Agent {
     this.client = client;
     const stream = client.Connect();
     this.stream = stream;
+    const endpoint = candidateEndpoint(candidate);
     let welcomed = false;
-    let outcome: 'revoked' | 'renewed' | 'healthy-close' | 'failed' = 'failed';
+    let outcome: Outcome = 'failed';
 
     return new Promise((resolve) => {
+      const welcomeTimer = setTimeout(() => {
+        this.log.warn(
+          { endpoint, address: candidateTarget(candidate), timeout_ms: WELCOME_TIMEOUT_MS },
+          'no answer from the server; trying the next one',
+        );
+        stream.cancel();
+      }, WELCOME_TIMEOUT_MS);
       const done = () => {
+        clearTimeout(welcomeTimer);
         clearInterval(this.heartbeatTimer);
         clearTimeout(this.renewTimer);
         client.close();
         if (this.stream === stream) this.stream = undefined;
         this.runner.detach();
-        resolve(outcome);
+        resolve({ outcome, welcomed });
       };
       stream.on('data', (message: ServerMessage) => {
         if (message.welcome) {
           welcomed = true;
+          clearTimeout(welcomeTimer);
           this.probeKey = message.welcome.probe_key;
-          this.log.info({ worker_id: identity.workerId, status: message.welcome.status }, 'connected');
+          this.log.info(
+            {
+              worker_id: identity.workerId,
+              status: message.welcome.status,
+              endpoint,
+              address: candidateTarget(candidate),
+            },
+            'connected',
+          );
           this.runner.attach((msg) => {
             if (this.stream !== stream) return false;
             stream.write(msg);
@@ -273,7 +347,7 @@ export class Agent {
         if (err.code === grpc.status.UNAUTHENTICATED && err.details.includes(IDENTITY_REVOKED))
           outcome = 'revoked';
         if (!this.stopping && outcome !== 'renewed')
-          this.log.warn({ code: err.code, details: err.details }, 'stream error');
+          this.log.warn({ code: err.code, details: err.details, endpoint }, 'stream error');
         done();
       });
       stream.on('end', done);
@@ -365,6 +439,18 @@ export class Agent {
       signal.addEventListener('abort', done);
     });
   }
+}
+
+/**
+ * A candidate resolved from a name is dialled at its IP, but the server's certificate is checked
+ * against the name (and it goes in SNI and :authority), exactly as if the name had been dialled.
+ */
+export function channelOptions(candidate: Candidate): grpc.ChannelOptions {
+  if (candidate.address === candidate.name) return {};
+  return {
+    'grpc.ssl_target_name_override': candidate.name,
+    'grpc.default_authority': formatEndpoint({ host: candidate.name, port: candidate.port }),
+  };
 }
 
 /** The first non-internal IPv4 address, else the hostname. */

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { EnrollmentStatusRequest, EnrollRequest } from '../contracts/api/workers.js';
 import { certificateFingerprint, IdentityStore, newKeyAndCsr, type Identity } from './identity.js';
 import type { AgentOptions } from './agent.js';
+import { formatEndpoint, Rotation } from './server-addresses.js';
 
 const MIN_POLL_MS = 500;
 const MAX_POLL_MS = 5000;
@@ -15,6 +16,9 @@ export class FatalAgentError extends Error {}
  * an operator approves and the certificate arrives. The stream and its renewals are the agent's.
  */
 export class Enrollment {
+  /** Which --server the next request goes to: the same until one fails to answer. */
+  private readonly servers = new Rotation<string>((url) => url);
+
   constructor(
     private readonly options: AgentOptions,
     private readonly store: IdentityStore,
@@ -46,13 +50,16 @@ export class Enrollment {
       const detail = typeof res.body.detail === 'string' ? res.body.detail : '';
       throw new FatalAgentError(`enrollment refused (${res.status}): ${detail}`);
     }
-    if (res.status !== 201 && res.status !== 200) throw new Error(`enrollment failed with ${res.status}`);
+    if (res.status !== 201 && res.status !== 200)
+      throw new Error(`enrollment failed with ${res.status} at ${res.server}`);
     const ca = String(res.body.ca_certificate);
     this.checkPin(ca);
     const identity: Identity = {
       workerId: String(res.body.worker_id),
       enrollmentSecret: String(res.body.enrollment_secret),
-      agentEndpoint: this.options.agentEndpoint ?? String(res.body.agent_endpoint),
+      agentEndpoint: this.options.agentEndpoints
+        ? this.options.agentEndpoints.map(formatEndpoint).join(',')
+        : String(res.body.agent_endpoint),
       keyPem,
       caPem: ca,
       certPem: typeof res.body.certificate === 'string' ? res.body.certificate : null,
@@ -102,16 +109,30 @@ export class Enrollment {
     }
   }
 
+  /**
+   * POSTs to the --server in use. One that cannot be reached, is overloaded or fails (429, 5xx)
+   * sends the next request to the next one; the callers' retries pace it.
+   */
   private async post(
     path: string,
     body: unknown,
-  ): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(new URL(path, this.options.server), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.any([this.signal, AbortSignal.timeout(30_000)]),
-    });
+  ): Promise<{ status: number; body: Record<string, unknown>; server: string }> {
+    const server = this.servers.pick(this.options.servers);
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, server), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.any([this.signal, AbortSignal.timeout(30_000)]),
+      });
+    } catch (err) {
+      this.servers.advance();
+      if (this.signal.aborted) throw err;
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      throw new Error(`${server}: ${cause ?? (err as Error).message}`, { cause: err });
+    }
+    if (res.status === 429 || res.status >= 500) this.servers.advance();
     const text = await res.text();
     let parsed: Record<string, unknown> = {};
     try {
@@ -119,6 +140,6 @@ export class Enrollment {
     } catch {
       // not JSON
     }
-    return { status: res.status, body: parsed };
+    return { status: res.status, body: parsed, server };
   }
 }

@@ -5,12 +5,15 @@ import { parseArgs } from 'node:util';
 import { Agent, FatalAgentError } from './agent.js';
 import { parseUlimits } from './drivers/docker.driver.js';
 import { agentLogger } from './logger.js';
+import { parseEndpointList, parseServerList } from './server-addresses.js';
 
-const USAGE = `usage: stack-agent --server URL [--token-file FILE] [--data-dir DIR] [--name NAME]
+const USAGE = `usage: stack-agent --server URL[,URL...] [--token-file FILE] [--data-dir DIR] [--name NAME]
                    [--driver docker|process] [--ca-fingerprint SHA256] [--label key=value ...]
-                   [--address ADDRESS] [--agent-endpoint HOST:PORT] [--log-level LEVEL]
+                   [--address ADDRESS] [--agent-endpoint HOST:PORT[,HOST:PORT...]] [--log-level LEVEL]
                    [--probe-port PORT (5264; 0: any; off: none)] [--probe-bind HOST (0.0.0.0)]
                    [--docker-socket PATH] [--docker-ulimits nofile=1024:1024,...]
+--server and --agent-endpoint may be repeated or hold comma-separated lists (one per replica, or
+names that resolve to several); the agent moves on to the next when one fails.
 The join token comes from --token-file, or the environment variable STACK_AGENT_TOKEN, or
 --token TOKEN (which any local user can read in the process list: avoid it).`;
 
@@ -45,7 +48,7 @@ function main(): void {
   try {
     ({ values } = parseArgs({
       options: {
-        server: { type: 'string' },
+        server: { type: 'string', multiple: true, default: [] },
         token: { type: 'string' },
         'token-file': { type: 'string' },
         'data-dir': { type: 'string', default: './agent-data' },
@@ -54,7 +57,7 @@ function main(): void {
         'ca-fingerprint': { type: 'string' },
         label: { type: 'string', multiple: true, default: [] },
         address: { type: 'string' },
-        'agent-endpoint': { type: 'string' },
+        'agent-endpoint': { type: 'string', multiple: true },
         'probe-port': { type: 'string', default: '5264' },
         'probe-bind': { type: 'string', default: '0.0.0.0' },
         'log-level': { type: 'string', default: 'info' },
@@ -72,9 +75,17 @@ function main(): void {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (!values.server || (values.driver !== 'docker' && values.driver !== 'process')) {
+  if (values.server.length === 0 || (values.driver !== 'docker' && values.driver !== 'process')) {
     process.stderr.write(`stack-agent: --server is required and --driver is docker or process\n${USAGE}\n`);
     process.exit(2);
+  }
+  let servers: string[];
+  let agentEndpoints;
+  try {
+    servers = parseServerList(values.server);
+    agentEndpoints = values['agent-endpoint'] && parseEndpointList(values['agent-endpoint']);
+  } catch (err) {
+    fail((err as Error).message);
   }
   if (values['probe-port'] !== 'off' && !/^\d{1,5}$/.test(values['probe-port'])) {
     process.stderr.write(`stack-agent: --probe-port wants a port number or off\n`);
@@ -108,7 +119,7 @@ function main(): void {
   const log = agentLogger(values['log-level']);
   const agent = new Agent(
     {
-      server: values.server,
+      servers,
       token: token || undefined,
       dataDir: resolve(values['data-dir']),
       name: values.name,
@@ -117,7 +128,7 @@ function main(): void {
       labels,
       address: values.address,
       version: pkg.version,
-      agentEndpoint: values['agent-endpoint'],
+      agentEndpoints,
       dockerSocket: values['docker-socket'],
       dockerUlimits: values['docker-ulimits'],
       env,

@@ -37,6 +37,26 @@ describe('stack-agent options', () => {
     expect(probe.stderr).toContain('--probe-port');
   });
 
+  it('refuses a --server that is not an http(s) URL and an --agent-endpoint that is not host:port, naming it', () => {
+    const noServer = run([]);
+    expect(noServer.status).toBe(2);
+    expect(noServer.stderr).toContain('--server is required');
+    const bare = run(['--server', 'http://127.0.0.1:1,127.0.0.1:5260']);
+    expect(bare.status).toBe(2);
+    expect(bare.stderr).toContain(
+      `--server wants the service's http:// or https:// URL, got "127.0.0.1:5260"`,
+    );
+    const endpoints = ['127.0.0.1:5263', '127.0.0.1:5263,https://127.0.0.1:5263'];
+    const endpoint = run([
+      '--server',
+      'http://127.0.0.1:1',
+      ...endpoints.flatMap((e) => ['--agent-endpoint', e]),
+    ]);
+    expect(endpoint.status).toBe(2);
+    expect(endpoint.stderr).toContain('--agent-endpoint wants host:port entries');
+    expect(endpoint.stderr).toContain('got "https://127.0.0.1:5263"');
+  });
+
   it('takes the join token one way only, from a readable file that holds nothing else', () => {
     const dir = mkdtempSync(join(tmpdir(), 'so-token-'));
     const server = ['--server', 'http://127.0.0.1:1'];

@@ -13,14 +13,16 @@ const pkcs8Pem = async (key: webcrypto.CryptoKey): Promise<string> => {
     .trim()}\n-----END PRIVATE KEY-----\n`;
 };
 
-/** A CA of the test's own, and a client certificate from it: what an impostor agent would have. */
-export async function foreignClientCertificate(
-  commonName: string,
+/** A CA of the test's own and one certificate from it, with `extensions`. */
+async function caAndCertificate(
+  caName: string,
+  subject: string,
+  extensions: x509.Extension[],
 ): Promise<{ caPem: string; certPem: string; keyPem: string }> {
   const caKeys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: '01',
-    name: 'CN=impostor CA',
+    name: `CN=${caName}`,
     notBefore: new Date(Date.now() - 60_000),
     notAfter: new Date(Date.now() + 86_400_000),
     signingAlgorithm: ALG,
@@ -30,18 +32,37 @@ export async function foreignClientCertificate(
   const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: '02',
-    subject: `CN=${commonName}`,
+    subject,
     issuer: ca.subject,
     notBefore: new Date(Date.now() - 60_000),
     notAfter: new Date(Date.now() + 86_400_000),
     signingAlgorithm: ALG,
     publicKey: keys.publicKey,
     signingKey: caKeys.privateKey,
-    extensions: [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth])],
+    extensions,
   });
   return {
     caPem: ca.toString('pem'),
     certPem: cert.toString('pem'),
     keyPem: await pkcs8Pem(keys.privateKey),
   };
+}
+
+/** A CA of the test's own, and a client certificate from it: what an impostor agent would have. */
+export function foreignClientCertificate(
+  commonName: string,
+): Promise<{ caPem: string; certPem: string; keyPem: string }> {
+  return caAndCertificate('impostor CA', `CN=${commonName}`, [
+    new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
+  ]);
+}
+
+/** A CA of the test's own, and a server certificate from it naming exactly `dnsNames`. */
+export function serverCertificate(
+  dnsNames: string[],
+): Promise<{ caPem: string; certPem: string; keyPem: string }> {
+  return caAndCertificate('test CA', 'CN=server', [
+    new x509.SubjectAlternativeNameExtension(dnsNames.map((value) => ({ type: 'dns', value }))),
+    new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+  ]);
 }

@@ -78,11 +78,19 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    // Agents may dial through the tunnel: its agent host must be in the certificate too.
+    // Agents may dial through the tunnel or any of AGENT_ENDPOINTS (they check the name they were
+    // given, also when it resolved to an IP): each of those hosts must be in the certificate too.
     const tunnel = this.config.tunnel;
     const tunnelHosts = [tunnel.agentHost, tunnel.ssh.host].filter((h): h is string => !!h);
+    const endpointHosts = this.config.agentEndpoints.map((e) => e.host);
     const hosts = [
-      ...new Set([new URL(this.config.publicUrl).hostname, 'localhost', '127.0.0.1', ...tunnelHosts]),
+      ...new Set([
+        new URL(this.config.publicUrl).hostname,
+        'localhost',
+        '127.0.0.1',
+        ...tunnelHosts,
+        ...endpointHosts,
+      ]),
     ];
     const { certPem, keyPem } = await this.ca.issueServerCertificate(hosts);
     const server = new grpc.Server({

@@ -220,3 +220,22 @@ describe('.env.example', () => {
       expect(example, name).toMatch(new RegExp(`^#? ?${name}=`, 'm'));
   });
 });
+
+describe('AGENT_ENDPOINTS', () => {
+  it('is a host:port list, empty when unset', () => {
+    expect(new AppConfig({}).agentEndpoints).toEqual([]);
+    expect(new AppConfig({ AGENT_ENDPOINTS: 'orch-1.example:5263, [::1]:5263' }).agentEndpoints).toEqual([
+      { host: 'orch-1.example', port: 5263 },
+      { host: '::1', port: 5263 },
+    ]);
+  });
+
+  it.each(['orch-1.example', 'https://orch-1.example:5263', 'orch-1.example:5263,orch-2.example:0'])(
+    '%s fails at boot, naming the variable',
+    (value) => {
+      expect(() => new AppConfig({ AGENT_ENDPOINTS: value })).toThrow(
+        /^invalid configuration: AGENT_ENDPOINTS /,
+      );
+    },
+  );
+});

@@ -60,6 +60,8 @@ export class AppConfig {
   readonly port: number;
   readonly host: string;
   readonly agentPort: number;
+  /** AGENT_ENDPOINTS: where installed agents hold their stream; empty: the endpoint enrollment advertises. */
+  readonly agentEndpoints: HostPort[];
   readonly databaseUrl: string | undefined;
   readonly databasePoolSize: number;
   readonly dataDir: string;
@@ -120,6 +122,7 @@ export class AppConfig {
     this.port = read('PORT') ?? 0;
     this.host = read('HOST') ?? '';
     this.agentPort = read('AGENT_PORT') ?? 0;
+    this.agentEndpoints = read('AGENT_ENDPOINTS') ?? [];
     this.databaseUrl = read('DATABASE_URL');
     this.databasePoolSize = read('DATABASE_POOL_SIZE') ?? 0;
     this.dataDir = read('DATA_DIR') ?? '';

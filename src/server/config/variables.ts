@@ -23,6 +23,11 @@ export const VARIABLES = {
   PORT: { default: '5260', description: 'HTTP API port', parse: port },
   HOST: { default: '0.0.0.0', description: 'Address the HTTP and agent listeners bind to', parse: text },
   AGENT_PORT: { default: '5263', description: 'Agent gRPC port (mutual TLS)', parse: port },
+  AGENT_ENDPOINTS: {
+    description:
+      'Agent endpoints (host:port, comma-separated) the install command gives agents: one per replica, or a name that resolves to every replica; each host is also named in the agent port certificate',
+    parse: hostPortList,
+  },
   DATABASE_URL: {
     sensitive: true,
     description: 'PostgreSQL URL; unset runs the embedded database (PGlite) under DATA_DIR',

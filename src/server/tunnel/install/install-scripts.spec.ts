@@ -80,6 +80,15 @@ describe('installCommands', () => {
     );
   });
 
+  it('passes AGENT_ENDPOINTS to the agent as one --agent-endpoint list, and nothing for none', () => {
+    const agentEndpoints = ['orch-1.example:5263', '[2001:db8::1]:5263'];
+    const { linux, windows } = installCommands({ ...values, agentEndpoints });
+    const plain = installCommands(values);
+    expect(linux).toBe(`${plain.linux} --agent-endpoint 'orch-1.example:5263,[2001:db8::1]:5263'`);
+    expect(windows).toBe(`${plain.windows} -AgentEndpoint 'orch-1.example:5263,[2001:db8::1]:5263'`);
+    expect(installCommands({ ...values, agentEndpoints: [] })).toEqual(plain);
+  });
+
   it('quotes a hostile registry URL for each shell instead of letting it run', () => {
     const url = "https://x.test/a'$(touch /tmp/p)`b`\u2019;calc";
     const { linux, windows } = installCommands({ ...values, registryUrl: url });
@@ -167,9 +176,21 @@ describe('install.sh', { timeout: 30_000 }, () => {
     PATH: path,
   });
 
+  /** The agent's first words as install.sh starts it from `dir`. */
+  const installedArgv = (dir: string) => [
+    '--server',
+    base,
+    '--token-file',
+    `${dir}/join-token`,
+    '--data-dir',
+    `${dir}/data`,
+    '--ca-fingerprint',
+    FINGERPRINT,
+  ];
+
   /** The linux command as the API gives it, with extra words pasted after it. */
-  const linux = (extra: string[] = [], sha256 = FAKE_SHA256) =>
-    `${installCommands({ registryUrl: base, token: TOKEN, caFingerprint: FINGERPRINT, sha256 }).linux} --no-systemd ${extra.map(quotePosix).join(' ')}`;
+  const linux = (extra: string[] = [], sha256 = FAKE_SHA256, agentEndpoints?: string[]) =>
+    `${installCommands({ registryUrl: base, token: TOKEN, caFingerprint: FINGERPRINT, sha256, agentEndpoints }).linux} --no-systemd ${extra.map(quotePosix).join(' ')}`;
 
   it('is valid POSIX sh', async () => {
     const file = join(root, 'install.sh');
@@ -200,17 +221,7 @@ describe('install.sh', { timeout: 30_000 }, () => {
       token: string | null;
     };
     expect(started).toEqual({
-      argv: [
-        '--server',
-        base,
-        '--token-file',
-        `${dir}/join-token`,
-        '--data-dir',
-        `${dir}/data`,
-        '--ca-fingerprint',
-        FINGERPRINT,
-        ...hostile,
-      ],
+      argv: [...installedArgv(dir), ...hostile],
       // Only in the file: the agent refuses a token given two ways.
       token: null,
     });
@@ -222,6 +233,25 @@ describe('install.sh', { timeout: 30_000 }, () => {
     const pid = Number(readFileSync(join(dir, 'agent.pid'), 'utf8'));
     expect(running(pid)).toBe(true);
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain(`${dir}/stack-agent.mjs`);
+  });
+
+  it('hands the agent endpoints of the command to the agent, before the words pasted after it', async () => {
+    const home = newHome();
+    const run = await sh(
+      linux(['--name', 'n1'], FAKE_SHA256, ['a.example:5263', 'b.example:5263']),
+      env(home),
+    );
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const dir = join(home, '.local/share/stack-agent');
+    const started = JSON.parse(readFileSync(join(dir, 'started.json'), 'utf8')) as { argv: string[] };
+    expect(started.argv).toEqual([
+      ...installedArgv(dir),
+      '--agent-endpoint',
+      'a.example:5263,b.example:5263',
+      '--name',
+      'n1',
+    ]);
   });
 
   it('stops the agent it started before when it runs again', async () => {

@@ -36,6 +36,8 @@ export interface InstallCommandValues {
   caFingerprint: string;
   /** The SHA-256 (hex) of /downloads/stack-agent.mjs, checked by the installer. */
   sha256: string;
+  /** AGENT_ENDPOINTS as `host:port` entries: the agent's --agent-endpoint list; none: left out. */
+  agentEndpoints?: readonly string[];
 }
 
 export interface InstallCommands {
@@ -54,14 +56,17 @@ export function installCommands(values: InstallCommandValues): InstallCommands {
   const base = values.registryUrl.replace(/\/+$/, '');
   const sh = quotePosix;
   const shUrl = sh(`${base}/install.sh`);
+  const endpoints = values.agentEndpoints?.length ? values.agentEndpoints.join(',') : undefined;
   const linux =
     `if command -v curl >/dev/null 2>&1; then curl -fsSL ${shUrl}; else wget -qO- ${shUrl}; fi` +
     ` | STACK_AGENT_TOKEN=${sh(values.token)} sh -s --` +
-    ` --server ${sh(base)} --sha256 ${sh(values.sha256)} --ca-fingerprint ${sh(values.caFingerprint)}`;
+    ` --server ${sh(base)} --sha256 ${sh(values.sha256)} --ca-fingerprint ${sh(values.caFingerprint)}` +
+    (endpoints ? ` --agent-endpoint ${sh(endpoints)}` : '');
   const ps = quotePowerShell;
   const windows =
     `& ([scriptblock]::Create((Invoke-WebRequest -UseBasicParsing -Uri ${ps(`${base}/install.ps1`)}).Content))` +
     ` -Server ${ps(base)} -Token ${ps(values.token)} -Sha256 ${ps(values.sha256)}` +
-    ` -CaFingerprint ${ps(values.caFingerprint)}`;
+    ` -CaFingerprint ${ps(values.caFingerprint)}` +
+    (endpoints ? ` -AgentEndpoint ${ps(endpoints)}` : '');
   return { linux, windows };
 }

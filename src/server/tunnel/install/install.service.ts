@@ -2,9 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { CaService } from '../../agent-gateway/ca.service.js';
 import { AppError, ValidationFailedError } from '../../common/app-error.js';
 import type { Caller } from '../../common/request-context.js';
+import { AppConfig } from '../../config/config.js';
 import { JoinTokensService, TOKEN_FORMAT } from '../../workers/join-tokens.service.js';
 import { AgentBundle, type AgentBundleFile } from './agent-bundle.js';
 import { installCommands, InstallScripts, type InstallScriptName } from './install-scripts.js';
+import { hostPort } from '../providers/provider-settings.js';
 import { TunnelService } from '../tunnel.service.js';
 
 /** POST /api/v1/tunnel/install-command (CONTRACT.md, Tunnel and MCP). */
@@ -53,6 +55,7 @@ export class InstallService {
     private readonly tunnel: TunnelService,
     private readonly bundle: AgentBundle,
     private readonly scripts: InstallScripts,
+    private readonly config: AppConfig,
   ) {}
 
   /**
@@ -66,12 +69,17 @@ export class InstallService {
     if (!expiresAt) throw tokenError('token is not a live join token of yours: unknown, expired or revoked');
     const caFingerprint = this.ca.fingerprint;
     if (!caFingerprint) throw new InstallUnavailableError('The agent CA is not ready yet.');
-    const registryUrl = commandRegistryUrl((await this.tunnel.registryUrl()).url);
+    const registry = await this.tunnel.registryUrl();
+    const registryUrl = commandRegistryUrl(registry.url);
     const { sha256 } = await this.bundle.load();
-    // Quoting cannot fail here: the token's format, the URL's parse (which drops line breaks) and hex
-    // digests leave no NUL or line break in any value.
+    // An agent installed through the tunnel keeps the tunnel's agent endpoint (enrollment names it):
+    // behind NAT it may reach nothing else.
+    const agentEndpoints =
+      registry.source === 'tunnel' ? [] : this.config.agentEndpoints.map((e) => hostPort(e.host, e.port));
+    // Quoting cannot fail here: the token's format, the URL's parse (which drops line breaks), hex
+    // digests and checked host:port entries leave no NUL or line break in any value.
     return {
-      ...installCommands({ registryUrl, token, caFingerprint, sha256 }),
+      ...installCommands({ registryUrl, token, caFingerprint, sha256, agentEndpoints }),
       registry_url: registryUrl,
       ca_fingerprint: caFingerprint,
       expires_at: expiresAt.toISOString(),

@@ -1,6 +1,7 @@
 # Installs and starts stack-agent, the stack-orchestrator's worker agent, on Windows. Served by the
 # orchestrator at /install.ps1; the one-line command from POST /api/v1/tunnel/install-command runs
-# it as a script block with -Server, -Token, -Sha256 and -CaFingerprint.
+# it as a script block with -Server, -Token, -Sha256, -CaFingerprint and, when the service names
+# several agent endpoints (AGENT_ENDPOINTS), -AgentEndpoint.
 #
 # It downloads the agent (one file) from <Server>/downloads/stack-agent.mjs, checks its SHA-256,
 # keeps the join token in a file only the current user can read, and starts the agent in the
@@ -12,6 +13,7 @@ param(
   [Parameter(Mandatory = $true)][string]$Token,
   [Parameter(Mandatory = $true)][string]$Sha256,
   [string]$CaFingerprint = '',
+  [string]$AgentEndpoint = '',
   [string[]]$AgentArgs = @()
 )
 
@@ -71,6 +73,7 @@ Set-Acl -LiteralPath $tokenFile -AclObject $acl
 
 $argv = @($bundle, '--server', $Server, '--token-file', $tokenFile, '--data-dir', $data)
 if ($CaFingerprint) { $argv += @('--ca-fingerprint', $CaFingerprint) }
+if ($AgentEndpoint) { $argv += @('--agent-endpoint', $AgentEndpoint) }
 $argv += $AgentArgs
 $commandLine = ($argv | ForEach-Object { ConvertTo-Argument $_ }) -join ' '
 $agent = Start-Process -FilePath $node.Source -ArgumentList $commandLine -WindowStyle Hidden -PassThru `

@@ -3,7 +3,7 @@
 # at /install.sh; the one-line command from POST /api/v1/tunnel/install-command runs it as
 #
 #   STACK_AGENT_TOKEN=<join token> sh -s -- --server URL --sha256 HEX [--ca-fingerprint HEX]
-#     [--no-systemd] [agent options]
+#     [--agent-endpoint HOST:PORT[,HOST:PORT...]] [--no-systemd] [agent options]
 #
 # It downloads the agent (one file) from URL/downloads/stack-agent.mjs, checks its SHA-256, keeps the
 # join token in a file only its owner can read, and starts the agent: as the systemd service
@@ -81,15 +81,17 @@ main() {
   server=
   sha256=
   fingerprint=
+  endpoints=
   systemd=yes
   while [ $# -gt 0 ]; do
     case $1 in
-      --server | --sha256 | --ca-fingerprint)
+      --server | --sha256 | --ca-fingerprint | --agent-endpoint)
         [ $# -ge 2 ] || die "$1 needs a value"
         case $1 in
           --server) server=$2 ;;
           --sha256) sha256=$2 ;;
           --ca-fingerprint) fingerprint=$2 ;;
+          --agent-endpoint) endpoints=$2 ;;
         esac
         shift 2
         ;;
@@ -157,6 +159,7 @@ main() {
     printf '#!/bin/sh\n# Written by install.sh: how this agent starts.\nexec %s %s' "$(quote "$node")" "$(quote "$bundle")"
     printf ' %s %s' --server "$(quote "$server")" --token-file "$(quote "$token_file")" --data-dir "$(quote "$dir/data")"
     [ -z "$fingerprint" ] || printf ' --ca-fingerprint %s' "$(quote "$fingerprint")"
+    [ -z "$endpoints" ] || printf ' --agent-endpoint %s' "$(quote "$endpoints")"
     for arg in "$@"; do printf ' %s' "$(quote "$arg")"; done
     printf '\n'
   } >"$run_script.new"
