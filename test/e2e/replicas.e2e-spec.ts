@@ -11,8 +11,7 @@ import { ServiceProcess, startReplicas } from '../support/service-process.js';
 import { FAST_AGENT_ENV, freePort, httpGet, webStackYaml } from '../support/stacks.js';
 
 // Three replicas of the built service on one PostgreSQL database, a TCP round-robin balancer in
-// front of their HTTP ports and another in front of their agent ports, and real agents connected
-// through it: every replica answers every read alike, a command for an agent reaches it whichever
+// front of their HTTP ports, and real agents given every replica's address: every replica answers every read alike, a command for an agent reaches it whichever
 // replica took the request, and a replica killed with SIGKILL during a deploy storm loses nothing.
 // PostgreSQL whatever TEST_DB says (vitest.config.ts keeps it out of the PGlite pass).
 
@@ -53,7 +52,6 @@ describe('three replicas behind a balancer on one PostgreSQL database', () => {
   const extra: ServiceProcess[] = [];
   const agents: AgentProcess[] = [];
   const http = new TcpBalancer([]);
-  const grpc = new TcpBalancer([]);
   let auth = '';
   const env = { ...FAST_AGENT_ENV, HEARTBEAT_INTERVAL: '500ms', METRICS_SCRAPE_INTERVAL: '1h' };
 
@@ -83,9 +81,9 @@ describe('three replicas behind a balancer on one PostgreSQL database', () => {
     ({ replicas, stop: stopReplicas } = await startReplicas(db.databaseUrl ?? '', 3, env));
     auth = await replicas[0].adminAuth();
     http.setBackends(replicas.map((r) => Number(new URL(r.url).port)));
-    grpc.setBackends(await Promise.all(replicas.map((r) => agentPort(r))));
+    const agentPorts = await Promise.all(replicas.map((r) => agentPort(r)));
+    const agentEndpoints = agentPorts.map((p) => `127.0.0.1:${p}`);
     await http.start();
-    await grpc.start();
     const token = await call(
       lb(),
       'POST',
@@ -97,11 +95,12 @@ describe('three replicas behind a balancer on one PostgreSQL database', () => {
     for (let i = 0; i < AGENTS; i++)
       agents.push(
         AgentProcess.start({
-          server: lb(),
+          server: replicas.map((r) => r.url).join(','),
           token: token.body.token as string,
           name: `node-${i}`,
           env: FAST_AGENT_ENV,
-          args: ['--agent-endpoint', `127.0.0.1:${grpc.port}`],
+          // Every replica's address, as an operator gives them (or one name resolving to all).
+          args: ['--agent-endpoint', agentEndpoints.join(',')],
         }),
       );
     await eventually(async () => {
@@ -115,7 +114,6 @@ describe('three replicas behind a balancer on one PostgreSQL database', () => {
     await Promise.all(extra.map((r) => r.stop('SIGKILL')));
     await stopReplicas?.();
     await http.stop();
-    await grpc.stop();
     await sql.end();
     await db.drop();
   });
