@@ -54,8 +54,10 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
+    // Given up at once: another replica need not wait out the TTL.
+    await this.leases.release('refresh-token-cleanup').catch(() => undefined);
   }
 
   /** `POST /oauth/token`. `authorization` is the request's Authorization header, if any. */

@@ -62,8 +62,10 @@ export class DriftService implements AgentStateHandler, OnModuleInit, OnModuleDe
     });
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
+    // Given up at once: another replica need not wait out the TTL.
+    await this.leases.release(DRIFT_CHECK_LEASE).catch(() => undefined);
   }
 
   // ---- the operator API ----

@@ -34,9 +34,11 @@ export class JobSweeper implements OnModuleInit, OnModuleDestroy {
     this.sweepTimer = every(this.logger, 'jobs-sweep', POLL_MS, () => this.sweep());
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearInterval(this.sweepTimer);
+    // Given up at once: another replica need not wait out the TTL.
+    await this.leases.release(JOBS_SWEEP_LEASE).catch(() => undefined);
   }
 
   /** The sweeps: unconfirmed dispatches, jobs past their timeout. */

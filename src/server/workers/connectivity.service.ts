@@ -53,8 +53,10 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
+    // Given up at once: another replica need not wait out the TTL.
+    await this.leases.release(CONNECTIVITY_LEASE).catch(() => undefined);
   }
 
   /** A new probe key for a connecting agent ('' when it has no probe listener to challenge). */

@@ -117,6 +117,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
 
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
+    await this.leases.release(WORKER_SWEEP_LEASE).catch(() => undefined);
     await this.flush().catch((err: unknown) => this.logger.warn({ err }, 'final heartbeat flush failed'));
   }
 
