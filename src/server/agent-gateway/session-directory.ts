@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { IDENTITY_REVOKED } from '../../contracts/agent-protocol/index.js';
 import { Leases } from '../common/leases.js';
 import { every } from '../common/periodic.js';
 import { SecretBox } from '../common/secret-box.js';
@@ -156,6 +157,7 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
     }
     for (const sealed of this.keys.keys()) if (!sealedNow.has(sealed)) this.keys.delete(sealed);
     this.live = next;
+    const rowless: string[] = [];
     for (const workerId of local) {
       if (renewed.has(workerId)) continue;
       const holder = next.get(workerId)?.replica;
@@ -163,7 +165,27 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
       if (holder !== undefined && holder !== this.replica && this.sessions.isConnected(workerId)) {
         this.logger.log({ worker_id: workerId, replica: holder }, 'agent connected to another replica');
         this.sessions.handOver(workerId, 'connected to another replica');
-      }
+      } else if (holder === undefined) rowless.push(workerId);
+    }
+    if (rowless.length > 0) await this.closeDeleted(rowless);
+  }
+
+  /**
+   * Streams whose row is gone with their worker (deleted through another replica: the row cascades)
+   * end as they would on the replica that deleted it.
+   */
+  private async closeDeleted(workerIds: string[]): Promise<void> {
+    const present = new Set(
+      (
+        await this.dataSource.query<{ id: string }[]>(`SELECT id FROM workers WHERE id = ANY($1::uuid[])`, [
+          workerIds,
+        ])
+      ).map((r) => r.id),
+    );
+    for (const workerId of workerIds) {
+      if (present.has(workerId) || !this.sessions.isConnected(workerId)) continue;
+      this.logger.log({ worker_id: workerId }, 'worker deleted through another replica: stream closed');
+      this.sessions.close(workerId, IDENTITY_REVOKED);
     }
   }
 
