@@ -20,8 +20,6 @@ import { summarise } from './cpuprofile-top.mjs';
 import { ADMIN_URL, MAIN, pgAdmin, pgDatabaseUrl, spawnUntilReady, table } from './lib.mjs';
 import {
   adminToken,
-  CLIENT_ID,
-  CLIENT_SECRET,
   CLK_TCK,
   enroll,
   IpcChild,
@@ -30,9 +28,20 @@ import {
   percentile,
   processTicks,
   rssMiB,
+  serviceEnv,
   sleep,
 } from './lib-agents.mjs';
-import { AGENT_CAPACITY, API, call, createStacks, now, succeededJobs, waitForHealthy } from './lib-jobs.mjs';
+import {
+  AGENT_CAPACITY,
+  API,
+  call,
+  createStacks,
+  deployAll,
+  jobsAtAgents,
+  now,
+  succeededJobs,
+  waitForHealthy,
+} from './lib-jobs.mjs';
 
 const env = process.env;
 const AGENTS = Number(env.BENCH_DISPATCH_AGENTS ?? 100);
@@ -362,37 +371,14 @@ async function timedRun(ctx, { label, concurrency }) {
   const before = await sampler.sample();
   const startedWall = Date.now();
   const load1 = loadavg()[0];
-  const records = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < stacks.length) {
-        const stack = stacks[next++];
-        const rec = { stack, t0: now() };
-        const res = await call(http, `${url}${API}/stacks/${stack}/deploy`, { method: 'POST', token }).catch(
-          (err) => ({ status: 0, body: String(err) }),
-        );
-        rec.tResp = now();
-        rec.status = res.status;
-        rec.id = res.body?.id;
-        if (res.status !== 202) rec.error = JSON.stringify(res.body).slice(0, 200);
-        records.push(rec);
-      }
-    }),
-  );
+  const records = await deployAll(http, [url], token, stacks, concurrency);
   const httpEnd = now();
   // Every accepted deploy's job must reach an agent.
-  const t1 = new Map();
   const accepted = records.filter((r) => r.status === 202);
-  let agentTotals;
-  const deadline = now() + 30_000;
-  for (;;) {
-    const c = await agents.request({ type: 'collect' }, 'collected');
-    for (const [id, t] of c.received) if (!t1.has(id)) t1.set(id, t);
-    agentTotals = c;
-    if (accepted.every((r) => t1.has(r.id)) || now() > deadline) break;
-    await sleep(50);
-  }
+  const { t1, totals: agentTotals } = await jobsAtAgents(
+    agents,
+    accepted.map((r) => r.id),
+  );
   const windowEnd = Math.max(httpEnd, ...accepted.map((r) => t1.get(r.id) ?? 0));
   const after = await sampler.sample();
   // The rest of the path (confirmations, results, the stacks' bookkeeping) runs on: its CPU counts
@@ -534,18 +520,12 @@ async function benchDatabase(database) {
     svc = await spawnUntilReady(
       MAIN,
       {
-        ...(database.key === 'postgres' ? { DATABASE_URL: pgDatabaseUrl(dbName) } : {}),
+        ...serviceEnv({
+          databaseUrl: database.key === 'postgres' ? pgDatabaseUrl(dbName) : undefined,
+          dataDir,
+          heartbeat: HEARTBEAT,
+        }),
         ...(database.key === 'postgres' && POOL_SIZE ? { DATABASE_POOL_SIZE: POOL_SIZE } : {}),
-        DATA_DIR: dataDir,
-        BOOTSTRAP_CLIENT_ID: CLIENT_ID,
-        BOOTSTRAP_CLIENT_SECRET: CLIENT_SECRET,
-        RATE_LIMIT_REQUESTS: '0',
-        AUTH_FAILURE_LIMIT: '100000',
-        LOG_LEVEL: 'warn',
-        HEARTBEAT_INTERVAL: HEARTBEAT,
-        AGENT_PORT: '0',
-        HOST: '127.0.0.1',
-        PUBLIC_URL: 'http://127.0.0.1',
         BENCH_PROBE_FILE: probeFile,
         BENCH_SQL_FILE: sqlFile,
         ...(PROFILE_DIR ? { BENCH_PROBE_PROFILE_DIR: PROFILE_DIR } : {}),

@@ -120,6 +120,48 @@ export async function createStacks(urls, token, count, concurrency = 16) {
   return { ids, seconds: (now() - started) / 1000 };
 }
 
+/**
+ * Deploys every stack once (`POST /stacks/{id}/deploy`) from `concurrency` closed-loop clients on
+ * `http`, stack i through `urls[i % urls.length]`: per request the stack, `via` (the URL's index),
+ * t0 just before it is written, tResp, the status, the job id and (not 202) the error.
+ */
+export async function deployAll(http, urls, token, stacks, concurrency) {
+  const records = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < stacks.length) {
+        const i = next++;
+        const rec = { stack: stacks[i], via: i % urls.length, t0: now() };
+        const res = await call(http, `${urls[rec.via]}${API}/stacks/${rec.stack}/deploy`, {
+          method: 'POST',
+          token,
+        }).catch((err) => ({ status: 0, body: String(err) }));
+        rec.tResp = now();
+        rec.status = res.status;
+        rec.id = res.body?.id;
+        if (res.status !== 202) rec.error = JSON.stringify(res.body).slice(0, 200);
+        records.push(rec);
+      }
+    }),
+  );
+  return records;
+}
+
+/**
+ * Collects from the simulated agents (bench/sim-agents.mjs) until every job of `ids` has reached one
+ * or `timeoutMs` passed: job id → t1, and the agents' last totals.
+ */
+export async function jobsAtAgents(agents, ids, timeoutMs = 30_000) {
+  const t1 = new Map();
+  let totals;
+  for (const deadline = now() + timeoutMs; ; await sleep(50)) {
+    totals = await agents.request({ type: 'collect' }, 'collected');
+    for (const [id, t] of totals.received) if (!t1.has(id)) t1.set(id, t);
+    if (ids.every((id) => t1.has(id)) || now() > deadline) return { t1, totals };
+  }
+}
+
 /** Every worker the API lists (paged, 200 at a time), optionally of one status. */
 export async function listWorkers(url, token, status) {
   const out = [];

@@ -22,19 +22,31 @@ import pg from 'pg';
 import { ADMIN_URL, MAIN, median, pgAdmin, pgDatabaseUrl, spawnUntilReady, table } from './lib.mjs';
 import {
   adminToken,
-  CLIENT_ID,
-  CLIENT_SECRET,
   CLK_TCK,
   enroll,
   IpcChild,
   json,
   machineBusyTicks,
+  ownTicks,
   percentile,
+  pgBackendTicks,
+  pgTicksBetween,
   processTicks,
   rssMiB,
+  serviceEnv,
   sleep,
 } from './lib-agents.mjs';
-import { AGENT_CAPACITY, API, call, createStacks, listWorkers, now, succeededJobs } from './lib-jobs.mjs';
+import {
+  AGENT_CAPACITY,
+  API,
+  call,
+  createStacks,
+  deployAll,
+  jobsAtAgents,
+  listWorkers,
+  now,
+  succeededJobs,
+} from './lib-jobs.mjs';
 
 const env = process.env;
 const COUNTS = (env.BENCH_REPLICAS ?? '1,2,3')
@@ -70,37 +82,33 @@ class Cpu {
 
   /** Ticks of each replica (0 once dead), the agents process, and each backend of the database. */
   async sample(replicas, agentsPid) {
-    const { rows } = await this.pg.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
-      this.database,
-    ]);
-    const own = process.cpuUsage();
     return {
       at: now(),
       replicas: replicas.map((r) => processTicks(r.pid)),
       agents: processTicks(agentsPid),
-      pg: new Map(rows.map((r) => [r.pid, processTicks(r.pid)])),
-      own: ((own.user + own.system) / 1e6) * CLK_TCK,
+      pg: await pgBackendTicks(this.pg, this.database),
+      own: ownTicks(),
       machine: machineBusyTicks(),
     };
   }
 
-  /** % of one core between two samples. */
+  /** % of one core between two samples: each replica, their sum, the agents, PostgreSQL, the rest. */
   static delta(a, b) {
     const seconds = (b.at - a.at) / 1000;
     const toPct = (ticks) => (ticks / CLK_TCK / seconds) * 100;
-    let pgTicks = 0;
-    for (const [pid, ticks] of b.pg) pgTicks += ticks - (a.pg.get(pid) ?? ticks);
     const replicas = b.replicas.map((t, i) => Math.max(0, t - a.replicas[i]));
-    const services = replicas.reduce((s, t) => s + t, 0);
-    const rest = services + (b.agents - a.agents) + pgTicks + (b.own - a.own);
+    const ticks = {
+      services: replicas.reduce((s, t) => s + t, 0),
+      agents: b.agents - a.agents,
+      pg: pgTicksBetween(a.pg, b.pg),
+      own: b.own - a.own,
+    };
+    const counted = Object.values(ticks).reduce((s, t) => s + t, 0);
     return {
       seconds,
       replicas: replicas.map(toPct),
-      services: toPct(services),
-      agents: toPct(b.agents - a.agents),
-      pg: toPct(pgTicks),
-      own: toPct(b.own - a.own),
-      other: Math.max(0, toPct(b.machine - a.machine - rest)),
+      ...Object.fromEntries(Object.entries(ticks).map(([k, t]) => [k, toPct(t)])),
+      other: Math.max(0, toPct(b.machine - a.machine - counted)),
     };
   }
 }
@@ -109,18 +117,8 @@ class Cpu {
 
 async function startReplicas(database, count) {
   const shared = {
-    DATABASE_URL: pgDatabaseUrl(database),
     // The CA's and the signing keys' private halves are sealed in the database under this key.
     ENCRYPTION_KEY: randomBytes(24).toString('base64'),
-    BOOTSTRAP_CLIENT_ID: CLIENT_ID,
-    BOOTSTRAP_CLIENT_SECRET: CLIENT_SECRET,
-    RATE_LIMIT_REQUESTS: '0',
-    AUTH_FAILURE_LIMIT: '100000',
-    LOG_LEVEL: 'warn',
-    HEARTBEAT_INTERVAL: HEARTBEAT,
-    AGENT_PORT: '0',
-    HOST: '127.0.0.1',
-    PUBLIC_URL: 'http://127.0.0.1',
     TUNNEL_STUN_SERVERS: 'none',
   };
   const replicas = [];
@@ -129,7 +127,15 @@ async function startReplicas(database, count) {
     const dataDir = mkdtempSync(join(tmpdir(), `so-bench-replica-${i}-`));
     const replica = { index: i, dataDir, killed: false };
     replicas.push(replica);
-    replica.svc = await spawnUntilReady(MAIN, { ...shared, DATA_DIR: dataDir }, '/health/ready', 120_000);
+    replica.svc = await spawnUntilReady(
+      MAIN,
+      {
+        ...serviceEnv({ databaseUrl: pgDatabaseUrl(database), dataDir, heartbeat: HEARTBEAT }),
+        ...shared,
+      },
+      '/health/ready',
+      120_000,
+    );
     replica.url = replica.svc.url;
     replica.pid = replica.svc.child.pid;
     log(`replica ${i} pid ${replica.pid} ready in ${(replica.svc.readyMs / 1000).toFixed(1)} s`);
@@ -243,39 +249,18 @@ async function deployRun(ctx, label) {
     ),
   );
   const held = await sessions(sql, replicas);
-  await agents.request({ type: 'collect' }, 'collected');
+  const agentsBefore = await agents.request({ type: 'collect' }, 'collected');
   const wallOffset = Date.now() - now();
   const before = await cpu.sample(replicas, agents.pid);
   const startedWall = Date.now();
   const load1 = loadavg()[0];
-  const records = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < stacks.length) {
-        const i = next++;
-        const rec = { via: i % urls.length, t0: now() };
-        const res = await call(http, `${urls[rec.via]}${API}/stacks/${stacks[i]}/deploy`, {
-          method: 'POST',
-          token,
-        }).catch((err) => ({ status: 0, body: String(err) }));
-        rec.tResp = now();
-        rec.status = res.status;
-        rec.id = res.body?.id;
-        records.push(rec);
-      }
-    }),
-  );
+  const records = await deployAll(http, urls, token, stacks, CONCURRENCY);
   http.destroy();
   const accepted = records.filter((r) => r.status === 202);
-  const t1 = new Map();
-  let duplicates = 0;
-  for (const deadline = now() + 30_000; ; await sleep(50)) {
-    const c = await agents.request({ type: 'collect' }, 'collected');
-    for (const [id, t] of c.received) if (!t1.has(id)) t1.set(id, t);
-    duplicates = c.duplicates;
-    if (accepted.every((r) => t1.has(r.id)) || now() > deadline) break;
-  }
+  const { t1, totals } = await jobsAtAgents(
+    agents,
+    accepted.map((r) => r.id),
+  );
   const jobs = await succeededJobs(
     urls.at(-1),
     token,
@@ -297,7 +282,7 @@ async function deployRun(ctx, label) {
     accepted: accepted.length,
     atAgents: accepted.filter((r) => t1.has(r.id)).length,
     succeeded: jobs.size,
-    duplicates,
+    duplicates: totals.duplicates - agentsBefore.duplicates,
     crossed: crossed / Math.max(1, accepted.length),
     dispatchedPerS: t1.size / ((lastT1 - first) / 1000),
     finishedPerS: finished.size / ((lastFinished - first) / 1000),
