@@ -196,7 +196,8 @@ export class Agent {
       const { candidate, count } = await this.nextCandidate(identity);
       if (this.stopping) break;
       const { outcome, welcomed } = await this.session(identity, candidate);
-      // Whatever ended the stream, the next one goes to the next server: the one it had may be gone.
+      // Whatever ended the stream, the next one goes to another server: the one it had may be gone.
+      if (welcomed) this.candidates.settled();
       this.candidates.advance();
       // A stream that was up resets the backoff, so losing a replica costs at most its first step.
       if (welcomed) backoff.reset();
