@@ -25,6 +25,7 @@ import { DefinitionModule } from './stacks/definition/definition.module.js';
 import { TunnelModule } from './tunnel/tunnel.module.js';
 import { MetricStoreModule } from './metric-store/metric-store.module.js';
 import { McpModule } from './mcp/mcp.module.js';
+import { DebugModule } from './debug/debug.module.js';
 
 /** Flattens class-validator's tree into the problem's `errors` array. */
 export function toFieldErrors(errors: ValidationError[], parent = ''): ProblemFieldError[] {
@@ -65,6 +66,7 @@ export class AppModule implements NestModule {
         TunnelModule,
         McpModule,
         MetricStoreModule,
+        DebugModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },
