@@ -50,6 +50,28 @@ export const MAX_JOB_LINES_BYTES = 256 * 1024;
 /** Characters of a job's error and of each service result's error. */
 export const MAX_JOB_ERROR_CHARS = 2000;
 
+/**
+ * Scrapes (docs/metrics.md, "Stack services"). A response body over MAX_SCRAPE_BYTES, more than
+ * MAX_SCRAPE_SAMPLES samples, or a series past the label limits fails the scrape (`up` 0), as
+ * Prometheus's `body_size_limit`, `sample_limit` and label limits do. A scrape is sent in parts of
+ * at most MAX_SCRAPE_PART_BYTES encoded: with the label limits one sample takes at most about
+ * 70 KiB, so a part always holds at least one.
+ */
+export const MAX_SCRAPE_BYTES = 10 * 1024 * 1024;
+export const MAX_SCRAPE_SAMPLES = 50_000;
+export const MAX_SCRAPE_LABELS = 32;
+export const MAX_SCRAPE_NAME_CHARS = 256;
+export const MAX_SCRAPE_VALUE_CHARS = 2048;
+export const MAX_SCRAPE_PART_BYTES = 1024 * 1024;
+
+/**
+ * Service output (docs/stack-logs.md): characters per line, lines and UTF-8 bytes per
+ * `ServiceOutput`; the service refuses a message over MAX_OUTPUT_LINES_PER_MESSAGE lines.
+ */
+export const MAX_OUTPUT_LINE_CHARS = 4096;
+export const MAX_OUTPUT_LINES_PER_MESSAGE = 1000;
+export const MAX_OUTPUT_BYTES_PER_MESSAGE = 256 * 1024;
+
 // ---- protobuf wire sizes (proto3, as grpc-js and protobufjs encode `agent.proto`) ----
 
 const varintBytes = (n: number): number => {
@@ -75,6 +97,8 @@ export function serviceSpecBytes(spec: ServiceSpecMsg): number {
   bytes += uint(spec.memory_bytes);
   const check = spec.health_check;
   if (check) bytes += delimited(text(check.path) + uint(check.port) + uint(check.interval_ms));
+  const metrics = spec.metrics;
+  if (metrics) bytes += delimited(uint(metrics.port) + text(metrics.path) + uint(metrics.interval_ms));
   return bytes;
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { at, invalid, service, valid } from '../../../../test/support/definitions.js';
+import { toServiceSpec } from '../service-spec.js';
 
 const stack = (serviceLines: string) => `name: shop
 stackkit: basement-kit
@@ -22,7 +23,11 @@ describe('validateDefinition: metrics', () => {
     metrics:
 `),
     );
-    expect(service(result, 'web').metrics).toEqual({ port: 9100, path: '/custom/metrics', interval_ms: 90_000 });
+    expect(service(result, 'web').metrics).toEqual({
+      port: 9100,
+      path: '/custom/metrics',
+      interval_ms: 90_000,
+    });
     expect(service(result, 'api').metrics).toEqual({ port: 9200, path: '/metrics', interval_ms: 15_000 });
     expect(service(result, 'worker').metrics).toBeNull();
     expect(result.warnings).toEqual([]);
@@ -79,7 +84,9 @@ describe('validateDefinition: metrics', () => {
       ['services.e.metrics', 'invalid_value', 18, 14],
       ['services.f.metrics.port', 'missing_required_field', 22, 7],
     ]);
-    expect(at(result.errors, 'services.a.metrics.port').message).toBe('ports are whole numbers from 1 to 65535');
+    expect(at(result.errors, 'services.a.metrics.port').message).toBe(
+      'ports are whole numbers from 1 to 65535',
+    );
     expect(at(result.errors, 'services.a.metrics.path').message).toBe(
       'the metrics path starts with "/" and has no spaces',
     );
@@ -87,5 +94,34 @@ describe('validateDefinition: metrics', () => {
     expect(at(result.errors, 'services.b.metrics.port').message).toContain('metrics.port is required');
     expect(at(result.errors, 'services.e.metrics').message).toBe('metrics must be a mapping, not a list');
     expect(at(result.warnings, 'services.a.metrics.scheme').message).toBe('unknown key "scheme" is ignored');
+  });
+});
+
+describe('what the agent is told to scrape', () => {
+  it('a process on its own port; a container on the host port a TCP mapping publishes, else not at all', () => {
+    const result = valid(
+      stack(`  proc:
+    command: [/bin/proc]
+    metrics: { port: 9100, interval: 5s }
+  published:
+    image: prom/node-exporter:v1.8.2
+    ports: ["19100:9100/udp", "29100:9100"]
+    metrics: { port: 9100, path: /m }
+  inside:
+    image: prom/node-exporter:v1.8.2
+    ports: ["8080:80"]
+    metrics: { port: 9100 }
+  none:
+    command: [/bin/none]
+`),
+    );
+    const spec = (name: string) => toServiceSpec(service(result, name)).metrics;
+    expect(spec('proc')).toEqual({ port: 9100, path: '/metrics', interval_ms: 5000 });
+    expect(spec('published')).toEqual({ port: 29100, path: '/m', interval_ms: 15_000 });
+    expect(spec('inside')).toEqual({ port: 0, path: '/metrics', interval_ms: 15_000 });
+    expect(spec('none')).toBeNull();
+    // A revision stored before the field existed has no `metrics` key at all.
+    const { metrics: _, ...old } = service(result, 'proc');
+    expect(toServiceSpec(old as never).metrics).toBeNull();
   });
 });

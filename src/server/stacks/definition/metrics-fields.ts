@@ -15,7 +15,11 @@ export const DEFAULT_METRICS_PATH = '/metrics';
 export const DEFAULT_SCRAPE_INTERVAL_MS = 15_000;
 
 /** The endpoint, or null when there is none or it has errors (reported). */
-export function readMetrics(node: YamlNode | undefined, path: string, issues: Issues): MetricsDefinition | null {
+export function readMetrics(
+  node: YamlNode | undefined,
+  path: string,
+  issues: Issues,
+): MetricsDefinition | null {
   if (node === undefined) return null;
   const map = asMap(node, path, issues, 'metrics');
   if (map === null) return null;
