@@ -1,5 +1,6 @@
 import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentMonitoring } from '../../src/server/stack-monitoring/agent-monitoring.js';
 import { StackLogRetention } from '../../src/server/stack-monitoring/stack-log-retention.js';
 import { StackLogsService } from '../../src/server/stack-monitoring/stack-logs.service.js';
 import type { AgentProcess } from '../support/agent-process.js';
@@ -324,6 +325,39 @@ services:${service('web', web, `    metrics: { port: ${web}, interval: 1s }\n`)}
     await eventually(async () => (await query('up{stack="mon",service="web"}'))[0]?.value[1] === '0', 20_000);
     const [scraped] = await query('scrape_samples_scraped{stack="mon",service="web"}');
     expect(scraped.value[1]).toBe('0');
+  });
+
+  it('takes samples and lines only for stacks placed on the worker that sends them', async () => {
+    // What the gateway hands on from an agent's stream, as a worker that does not run `mon` would send it.
+    const monitoring = t.app.get(AgentMonitoring);
+    const stranger = crypto.randomUUID();
+    const scrape = (from: string, name: string) =>
+      monitoring.scrape(from, {
+        stack_id: mon.id,
+        service: 'web',
+        timestamp_ms: Date.now(),
+        samples: [{ labels: [{ name: '__name__', value: name }], value: 42, timestamp_ms: 0 }],
+        last: true,
+        up: true,
+        duration_seconds: 0.01,
+        samples_scraped: 1,
+        port: 1,
+      });
+    const say = (from: string, line: string) =>
+      monitoring.output(from, {
+        lines: [{ stack_id: mon.id, service: 'web', time_ms: Date.now(), stream: 'stdout', line }],
+      });
+    scrape(stranger, 'forged_total');
+    say(stranger, 'forged line');
+    // The same from the worker that runs it is taken: the refusal above is about the sender.
+    scrape(workerId, 'genuine_total');
+    say(workerId, 'genuine line');
+    await eventually(async () => (await query('genuine_total{stack="mon"}')).length === 1, 10_000);
+    await eventually(async () =>
+      (await lines(mon.id, '?service=web')).some((l) => l.line === 'genuine line'),
+    );
+    expect(await query('forged_total')).toEqual([]);
+    expect((await lines(mon.id, '?limit=10000')).some((l) => l.line === 'forged line')).toBe(false);
   });
 
   it("deletes lines past their stack's retention, and keeps the others", async () => {

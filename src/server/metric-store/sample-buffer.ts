@@ -38,14 +38,22 @@ export class SampleBuffer {
     return true;
   }
 
-  /** Writes what is held, one batch per owner; answers how many samples were dropped meanwhile. */
+  /**
+   * Writes what is held, one batch per owner (an owner's failed write does not keep the others'
+   * from theirs; the first failure is thrown after); answers how many samples were dropped meanwhile.
+   */
   async flush(store: MetricStoreService): Promise<number> {
     const taken = this.byOwner;
     const dropped = this.dropped;
     this.byOwner = new Map();
     this.held = 0;
     this.dropped = 0;
-    for (const [owner, series] of taken) await store.write(owner, [...series.values()]);
+    let failure: Error | undefined;
+    for (const [owner, series] of taken)
+      await store
+        .write(owner, [...series.values()])
+        .catch((err: unknown) => (failure ??= err instanceof Error ? err : new Error(String(err))));
+    if (failure !== undefined) throw failure;
     return dropped;
   }
 }

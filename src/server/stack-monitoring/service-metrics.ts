@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import type { ScrapeReportMsg } from '../../contracts/agent-protocol/index.js';
 import { MAX_SCRAPE_LABELS, MAX_SCRAPE_SAMPLES } from '../../contracts/agent-protocol/limits.js';
 import { every } from '../common/periodic.js';
+import { MAX_ABS_TIMESTAMP } from '../metric-store/chunk.js';
 import { MetricInputError } from '../metric-store/errors.js';
 import { canonicalLabels, METRIC_NAME_LABEL } from '../metric-store/labels.js';
 import { SampleBuffer } from '../metric-store/sample-buffer.js';
@@ -15,6 +16,9 @@ const FLUSH_EVERY_MS = 1_000;
 const MAX_PENDING_SAMPLES = 500_000;
 /** What a label set of a scraped sample may hold once the target labels are added. */
 const LABEL_LIMITS = { maxLabels: MAX_SCRAPE_LABELS + 8, maxNameLength: 256, maxValueLength: 2048 };
+
+/** A timestamp the store can hold (an agent's clock or exposition may say anything). */
+const validTime = (t: number): boolean => Number.isSafeInteger(t) && Math.abs(t) <= MAX_ABS_TIMESTAMP;
 
 /** The labels the service puts on every sample of a target; the endpoint's own go `exported_`. */
 export const TARGET_LABELS = ['stack', 'stack_id', 'service', 'worker_id', 'job', 'instance'] as const;
@@ -82,9 +86,18 @@ export class ServiceMetricsRecorder implements OnApplicationBootstrap, OnModuleD
       this.refused += report.samples.length;
       return;
     }
-    const target = targetLabels(stack, report.service, workerId, report.port);
     const at = report.timestamp_ms;
+    if (!validTime(at)) {
+      this.refused += report.samples.length;
+      return;
+    }
+    const target = targetLabels(stack, report.service, workerId, report.port);
     for (const sample of report.samples) {
+      const t = sample.timestamp_ms || at;
+      if (!validTime(t)) {
+        this.refused++;
+        continue;
+      }
       let labels;
       try {
         labels = scrapedLabels(sample.labels, target);
@@ -93,7 +106,7 @@ export class ServiceMetricsRecorder implements OnApplicationBootstrap, OnModuleD
         this.refused++;
         continue;
       }
-      this.buffer.add(stack.owner, labels, sample.timestamp_ms || at, sample.value);
+      this.buffer.add(stack.owner, labels, t, sample.value);
     }
     if (!report.last) return;
     const scrape = (name: string, value: number) =>
