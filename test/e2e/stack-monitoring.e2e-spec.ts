@@ -99,9 +99,6 @@ services:${service('web', web, `    metrics: { port: ${web}, interval: 1s }\n`)}
   });
 
   afterAll(async () => {
-    if (process.env.DEBUG_LOGS)
-      for (const r of t.logs.records())
-        if (r.level === 'ERROR' || r.level === 'WARN') console.log(JSON.stringify(r).slice(0, 1500));
     await agent?.stop();
     await t?.close();
   });
