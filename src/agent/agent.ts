@@ -27,6 +27,7 @@ import type { Driver } from './drivers/driver.js';
 import { ProcessDriver } from './drivers/process.driver.js';
 import { Enrollment, FatalAgentError } from './enrollment.js';
 import { JobRunner } from './job-runner.js';
+import { ServiceOutput } from './service-output.js';
 import {
   Backoff,
   candidateEndpoint,
@@ -137,6 +138,8 @@ export class Agent {
     this.store = new IdentityStore(options.dataDir);
     this.enrollment = new Enrollment(options, this.store, log, this.stopped.signal, (ms) => this.sleep(ms));
     this.dockerSocket = options.dockerSocket ?? defaultDockerSocket(options.env.DOCKER_HOST);
+    // What the services write goes to the service's log store (the process driver reads it).
+    const output = new ServiceOutput();
     const driver: Driver =
       options.driver === 'docker'
         ? new DockerDriver({
@@ -144,8 +147,10 @@ export class Agent {
             log,
             ulimits: options.dockerUlimits ? parseUlimits(options.dockerUlimits) : undefined,
           })
-        : new ProcessDriver(options.dataDir, log, options.env.PATH);
-    this.runner = new JobRunner(driver, options.dataDir, log, options.env);
+        : new ProcessDriver(options.dataDir, log, options.env.PATH, (stackId, service, stream, line) =>
+            output.line(stackId, service, stream, line),
+          );
+    this.runner = new JobRunner(driver, options.dataDir, log, options.env, output);
   }
 
   /** Runs until stop() or a fatal error; the probe listener closes either way. */

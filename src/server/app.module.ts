@@ -24,6 +24,7 @@ import { DriftModule } from './drift/drift.module.js';
 import { DefinitionModule } from './stacks/definition/definition.module.js';
 import { TunnelModule } from './tunnel/tunnel.module.js';
 import { MetricStoreModule } from './metric-store/metric-store.module.js';
+import { StackMonitoringModule } from './stack-monitoring/stack-monitoring.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { DebugModule } from './debug/debug.module.js';
 
@@ -67,6 +68,7 @@ export class AppModule implements NestModule {
         McpModule,
         MetricStoreModule,
         DebugModule,
+        StackMonitoringModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },

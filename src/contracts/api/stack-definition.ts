@@ -21,6 +21,19 @@ export interface HealthCheckDefinition {
   interval_ms: number;
 }
 
+/**
+ * Where a service exposes Prometheus metrics (the text exposition format). The process driver's
+ * agent scrapes `http://127.0.0.1:<port><path>` every `interval_ms` and pushes the samples to the
+ * built-in metric store; the monitoring stack's metrics store scrapes it too when it runs.
+ */
+export interface MetricsDefinition {
+  /** The port the service serves its metrics on (process driver: a node port). */
+  port: number;
+  /** HTTP path starting with `/`; `/metrics` by default. */
+  path: string;
+  interval_ms: number;
+}
+
 /** A service the orchestrator's ingress publishes as `<service>-<stack>.<base_id>.<TUNNEL_BASE_DOMAIN>`. */
 export interface PublicDefinition {
   /** The node (host) port the ingress connects to on the service's worker; one of its TCP `ports`. */
@@ -39,6 +52,11 @@ export interface ServiceDefinition {
   ports: PortDefinition[];
   resources: { cpu: number; memory_bytes: number };
   health_check: HealthCheckDefinition | null;
+  /**
+   * Its metrics endpoint, or null. Stored revisions from before the field have none: read a
+   * missing value as null.
+   */
+  metrics: MetricsDefinition | null;
   /** Published through the tunnel ingress, or null. */
   public: PublicDefinition | null;
   depends_on: string[];

@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { every } from '../common/periodic.js';
-import { labelsFromRecord, labelsKey } from './labels.js';
-import { MetricStoreService, type IncomingSeries } from './store/metric-store.service.js';
+import { labelsFromRecord } from './labels.js';
+import { SampleBuffer } from './sample-buffer.js';
+import { MetricStoreService } from './store/metric-store.service.js';
 
 /** A heartbeat's node figures (the worker view's `metrics`). */
 export interface NodeFigures {
@@ -20,18 +21,8 @@ export const NODE_SERIES = {
 } as const satisfies Record<keyof NodeFigures, string>;
 
 const FLUSH_EVERY_MS = 5_000;
-/** Heartbeats held at most between flushes; beyond it the oldest are dropped (and counted as a warning). */
-const MAX_PENDING = 100_000;
-
-type Collected = IncomingSeries & { timestamps: number[]; values: number[] };
-
-interface Pending {
-  owner: string;
-  workerId: string;
-  worker: string;
-  at: number;
-  figures: NodeFigures;
-}
+/** Samples held at most between flushes (25,000 heartbeats); beyond it they are dropped (and counted). */
+const MAX_PENDING_SAMPLES = 100_000;
 
 /**
  * Node metrics into the metric store: each heartbeat's figures become samples of the worker's
@@ -41,9 +32,8 @@ interface Pending {
 @Injectable()
 export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('metric-store');
-  private pending: Pending[] = [];
+  private readonly buffer = new SampleBuffer(MAX_PENDING_SAMPLES);
   private timer: NodeJS.Timeout | undefined;
-  private droppedSinceLog = 0;
 
   constructor(private readonly store: MetricStoreService) {}
 
@@ -57,34 +47,15 @@ export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDest
   }
 
   record(owner: string, workerId: string, worker: string, figures: NodeFigures, at = Date.now()): void {
-    if (this.pending.length >= MAX_PENDING) {
-      this.pending.shift();
-      this.droppedSinceLog++;
+    for (const [field, name] of Object.entries(NODE_SERIES) as [keyof NodeFigures, string][]) {
+      const labels = labelsFromRecord({ __name__: name, worker_id: workerId, worker });
+      this.buffer.add(owner, labels, at, figures[field]);
     }
-    this.pending.push({ owner, workerId, worker, at, figures });
   }
 
   /** Writes what was recorded since the last flush. */
   async flush(): Promise<void> {
-    if (this.droppedSinceLog > 0) {
-      this.logger.warn({ dropped: this.droppedSinceLog }, 'node metrics dropped: the store fell behind');
-      this.droppedSinceLog = 0;
-    }
-    const taken = this.pending;
-    this.pending = [];
-    const byOwner = new Map<string, Map<string, Collected>>();
-    for (const p of taken) {
-      let series = byOwner.get(p.owner);
-      if (series === undefined) byOwner.set(p.owner, (series = new Map<string, Collected>()));
-      for (const [field, name] of Object.entries(NODE_SERIES) as [keyof NodeFigures, string][]) {
-        const labels = labelsFromRecord({ __name__: name, worker_id: p.workerId, worker: p.worker });
-        const key = labelsKey(labels);
-        let s = series.get(key);
-        if (s === undefined) series.set(key, (s = { key, labels, timestamps: [], values: [] }));
-        s.timestamps.push(Math.round(p.at));
-        s.values.push(p.figures[field]);
-      }
-    }
-    for (const [owner, series] of byOwner) await this.store.write(owner, [...series.values()]);
+    const dropped = await this.buffer.flush(this.store);
+    if (dropped > 0) this.logger.warn({ dropped }, 'node metrics dropped: the store fell behind');
   }
 }

@@ -40,7 +40,24 @@ export function toServiceSpec(service: ServiceDefinition): ServiceSpecMsg {
         }
       : null,
     digest: serviceDigest(service),
+    metrics: scrapeSpec(service),
   };
+}
+
+/**
+ * Where the agent scrapes the service's metrics: a process's own port; for a container, the host
+ * port a TCP mapping publishes the metrics port on, else port 0 (not scraped by the agent: the
+ * stack's metrics store scrapes it inside the container network). Revisions stored before the
+ * field have no `metrics` at all.
+ */
+export function scrapeSpec(service: ServiceDefinition): ServiceSpecMsg['metrics'] {
+  const metrics = (service.metrics as ServiceDefinition['metrics'] | undefined) ?? null;
+  if (metrics === null) return null;
+  const port =
+    service.driver === 'process'
+      ? metrics.port
+      : (service.ports.find((p) => p.protocol === 'tcp' && p.container === metrics.port)?.host ?? 0);
+  return { port, path: metrics.path, interval_ms: metrics.interval_ms };
 }
 
 /** What a provision job carries: the services in dependency order and what placement needs. */

@@ -8,6 +8,7 @@ import type { StackDefinition, ValidationIssue } from '../../../contracts/api/st
 export type {
   DriverName,
   HealthCheckDefinition,
+  MetricsDefinition,
   MonitoringDefinition,
   PortDefinition,
   PublicDefinition,
