@@ -349,18 +349,16 @@ describe('three replicas behind a balancer on one PostgreSQL database', () => {
       await again.waitStarted();
       http.setBackends([...live(), again].map((r) => Number(new URL(r.url).port)));
       await eventually(async () => (await fetch(`${again.url}/health/ready`)).status === 200, 20_000);
-      const mine = (await workers(again.url)).map((w) => ({
-        id: w.id,
-        status: w.status,
-        connected: w.connected,
-      }));
-      const theirs = (await workers(survivor.url)).map((w) => ({
-        id: w.id,
-        status: w.status,
-        connected: w.connected,
-      }));
-      expect(mine).toEqual(theirs);
-      expect(mine.every((w) => w.connected)).toBe(true);
+      // Its first answers already know every session: no agent reads disconnected there.
+      const first = await workers(again.url);
+      expect(first.length).toBe(AGENTS);
+      expect(first.every((w) => w.connected)).toBe(true);
+      // Statuses agree within a heartbeat interval (a status can change between two reads).
+      const view = async (svc: ServiceProcess) =>
+        JSON.stringify(
+          (await workers(svc.url)).map((w) => ({ id: w.id, status: w.status, connected: w.connected })),
+        );
+      await eventually(async () => (await view(again)) === (await view(survivor)), 3_000);
     } finally {
       await again.stop();
       rmSync(dataDir, { recursive: true, force: true });
