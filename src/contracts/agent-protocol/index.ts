@@ -124,6 +124,14 @@ export interface ServiceSpecMsg {
   restart: string;
   health_check: HealthCheckSpecMsg | null;
   digest: string;
+  /** Absent from older services (and from specs built before files existed): none. */
+  files?: ServiceFileMsg[];
+}
+
+export interface ServiceFileMsg {
+  path: string;
+  content: string;
+  mode: number;
 }
 
 export type JobCommandType = 'provision' | 'destroy';
@@ -139,6 +147,8 @@ export interface JobCommandMsg {
   attempt: number;
   keep: string[];
   replace: string[];
+  /** Empty or absent: the stack's output is not shipped. */
+  log_push_url?: string;
 }
 
 export interface CancelJobMsg {

@@ -75,6 +75,7 @@ export function serviceSpecBytes(spec: ServiceSpecMsg): number {
   bytes += uint(spec.memory_bytes);
   const check = spec.health_check;
   if (check) bytes += delimited(text(check.path) + uint(check.port) + uint(check.interval_ms));
+  for (const f of spec.files ?? []) bytes += delimited(text(f.path) + text(f.content) + uint(f.mode));
   return bytes;
 }
 

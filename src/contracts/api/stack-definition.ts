@@ -21,6 +21,38 @@ export interface HealthCheckDefinition {
   interval_ms: number;
 }
 
+/** Where the service exposes Prometheus metrics; the stack's metrics store scrapes it. */
+export interface MetricsDefinition {
+  /** The port the service listens on (inside the container for docker). */
+  port: number;
+  /** HTTP path starting with `/`; default `/metrics`. */
+  path: string;
+  /** Scrape interval; default 15 s. */
+  interval_ms: number;
+}
+
+/** Who a generated file's deploy-time credential belongs to (docs/stack-definitions.md, "Monitoring"). */
+export type FileCredential = 'metrics_writer' | 'metrics_reader';
+
+/**
+ * A file the docker driver puts into the service's container: the monitoring stack's generated
+ * configuration. Never written in a definition file; the monitoring expansion adds them.
+ */
+export interface ServiceFileDefinition {
+  /** Absolute path inside the container. */
+  path: string;
+  /**
+   * The text. `{{orchestrator_url}}`, `{{metrics_writer_id}}` and `{{metrics_reader_id}}` are
+   * filled in when a job is made (PUBLIC_URL and the stack's own OAuth clients); empty for a
+   * credential file.
+   */
+  content: string;
+  /** Unix permission bits. */
+  mode: number;
+  /** A credential file: its content is that client's secret, added at deploy and sealed at rest. */
+  credential: FileCredential | null;
+}
+
 /** A service the orchestrator's ingress publishes as `<service>-<stack>.<base_id>.<TUNNEL_BASE_DOMAIN>`. */
 export interface PublicDefinition {
   /** The node (host) port the ingress connects to on the service's worker; one of its TCP `ports`. */
@@ -49,6 +81,10 @@ export interface ServiceDefinition {
   driver: DriverName;
   /** Where the service came from: the file, or the monitoring stack the file enabled. */
   origin: 'definition' | 'monitoring';
+  /** Present when the service declares `metrics`. */
+  metrics?: MetricsDefinition;
+  /** Present on monitoring services with generated configuration. */
+  files?: ServiceFileDefinition[];
 }
 
 export interface MonitoringDefinition {

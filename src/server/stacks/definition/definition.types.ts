@@ -7,12 +7,15 @@ import type { StackDefinition, ValidationIssue } from '../../../contracts/api/st
 
 export type {
   DriverName,
+  FileCredential,
   HealthCheckDefinition,
+  MetricsDefinition,
   MonitoringDefinition,
   PortDefinition,
   PublicDefinition,
   RestartPolicy,
   ServiceDefinition,
+  ServiceFileDefinition,
   StackDefinition,
   ValidationCategory,
   ValidationIssue,

@@ -14,7 +14,7 @@ const MAX_INTERVAL_MS = 3_600_000;
 const DEFAULT_INTERVAL_MS = 10_000;
 
 /** Duration text with its units, in milliseconds (common/duration.ts reads it). */
-function parseInterval(text: string): number | undefined {
+export function parseInterval(text: string): number | undefined {
   return DURATION_WITH_UNITS.test(text) ? parseDuration(text) : undefined;
 }
 

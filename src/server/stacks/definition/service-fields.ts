@@ -8,6 +8,7 @@ import { asMap, asString, asText, present, scalarValue, warnUnknownKeys } from '
 import { readPorts, type PortUse } from './port-fields.js';
 import { readPublic } from './public-fields.js';
 import { readResources } from './resource-fields.js';
+import { readMetrics } from './service-metrics.js';
 import type { Position, YamlNode } from './yaml-tree.js';
 
 /**
@@ -43,6 +44,7 @@ const SERVICE_KEYS = [
   'placement',
   'restart',
   'public',
+  'metrics',
 ];
 
 /** A `depends_on` item as written, with where, for the stack-wide checks. */
@@ -95,6 +97,7 @@ export function readService(
   const labels = readPlacement(get('placement'), `${path}.placement`, issues);
   const restart = readRestart(get('restart'), `${path}.restart`, issues);
   const published = readPublic(get('public'), `${path}.public`, name, stack, ports, issues);
+  const metrics = readMetrics(get('metrics'), `${path}.metrics`, ports, driver, issues);
 
   return {
     def: {
@@ -111,6 +114,7 @@ export function readService(
       restart,
       driver,
       origin: 'definition',
+      ...(metrics ? { metrics } : {}),
     },
     ports,
     dependencies,
