@@ -19,24 +19,49 @@ export const NODE_SERIES = {
   containers_running: 'stack_node_containers_running',
 } as const satisfies Record<keyof NodeFigures, string>;
 
+/**
+ * The series each state report adds per service of a stack, labelled `stack_id`, `service` and
+ * `worker_id`: whether it runs, the runtime's restart count of its current container or process,
+ * and the latency of its last health check (only for services that have one and were checked).
+ */
+export const SERVICE_SERIES = {
+  up: 'stack_service_up',
+  restarts: 'stack_service_restarts',
+  health_latency: 'stack_service_health_latency_seconds',
+} as const;
+
+/** One service's figures from a state report. */
+export interface ServiceFigures {
+  stackId: string;
+  service: string;
+  up: boolean;
+  restarts: number;
+  /** Seconds; null when the service has no health check result. */
+  healthLatency: number | null;
+}
+
 const FLUSH_EVERY_MS = 5_000;
 /** Heartbeats held at most between flushes; beyond it the oldest are dropped (and counted as a warning). */
 const MAX_PENDING = 100_000;
 
 type Collected = IncomingSeries & { timestamps: number[]; values: number[] };
 
+interface Sample {
+  labels: Record<string, string>;
+  value: number;
+}
+
 interface Pending {
   owner: string;
-  workerId: string;
-  worker: string;
   at: number;
-  figures: NodeFigures;
+  samples: Sample[];
 }
 
 /**
- * Node metrics into the metric store: each heartbeat's figures become samples of the worker's
- * owner, collected in memory and written every 5 s as one batch per owner (heartbeats arrive
- * every few seconds per worker; one write each would be a row each).
+ * Node and service metrics into the metric store: each heartbeat's figures and each state report's
+ * services become samples of the worker's owner, collected in memory and written every 5 s as one
+ * batch per owner (heartbeats and reports arrive every few seconds per worker; one write each
+ * would be a row each).
  */
 @Injectable()
 export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDestroy {
@@ -57,11 +82,38 @@ export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDest
   }
 
   record(owner: string, workerId: string, worker: string, figures: NodeFigures, at = Date.now()): void {
+    this.push({
+      owner,
+      at,
+      samples: (Object.entries(NODE_SERIES) as [keyof NodeFigures, string][]).map(([field, name]) => ({
+        labels: { __name__: name, worker_id: workerId, worker },
+        value: figures[field],
+      })),
+    });
+  }
+
+  /** A state report's services of one worker. */
+  recordServices(owner: string, workerId: string, services: ServiceFigures[], at = Date.now()): void {
+    const samples: Sample[] = [];
+    for (const s of services) {
+      const labels = { stack_id: s.stackId, service: s.service, worker_id: workerId };
+      samples.push({ labels: { __name__: SERVICE_SERIES.up, ...labels }, value: s.up ? 1 : 0 });
+      samples.push({ labels: { __name__: SERVICE_SERIES.restarts, ...labels }, value: s.restarts });
+      if (s.healthLatency !== null)
+        samples.push({
+          labels: { __name__: SERVICE_SERIES.health_latency, ...labels },
+          value: s.healthLatency,
+        });
+    }
+    if (samples.length > 0) this.push({ owner, at, samples });
+  }
+
+  private push(pending: Pending): void {
     if (this.pending.length >= MAX_PENDING) {
       this.pending.shift();
       this.droppedSinceLog++;
     }
-    this.pending.push({ owner, workerId, worker, at, figures });
+    this.pending.push(pending);
   }
 
   /** Writes what was recorded since the last flush. */
@@ -76,13 +128,13 @@ export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDest
     for (const p of taken) {
       let series = byOwner.get(p.owner);
       if (series === undefined) byOwner.set(p.owner, (series = new Map<string, Collected>()));
-      for (const [field, name] of Object.entries(NODE_SERIES) as [keyof NodeFigures, string][]) {
-        const labels = labelsFromRecord({ __name__: name, worker_id: p.workerId, worker: p.worker });
+      for (const sample of p.samples) {
+        const labels = labelsFromRecord(sample.labels);
         const key = labelsKey(labels);
         let s = series.get(key);
         if (s === undefined) series.set(key, (s = { key, labels, timestamps: [], values: [] }));
         s.timestamps.push(Math.round(p.at));
-        s.values.push(p.figures[field]);
+        s.values.push(sample.value);
       }
     }
     for (const [owner, series] of byOwner) await this.store.write(owner, [...series.values()]);
