@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { ServiceSpecMsg } from '../../contracts/agent-protocol/index.js';
 import type { JobPayload } from '../jobs/entities/job.entity.js';
-import type { ServiceDefinition, StackDefinition } from './definition/definition.types.js';
+import type {
+  ServiceDefinition,
+  ServiceFileDefinition,
+  StackDefinition,
+} from './definition/definition.types.js';
 
 /**
  * The digest of what makes a service what it is on the node: image or command, environment, ports,
@@ -18,9 +22,24 @@ export function serviceDigest(service: ServiceDefinition): string {
     cpu: service.resources.cpu,
     memory_bytes: service.resources.memory_bytes,
     restart: service.restart,
+    // Only when there are any, so the digests of services without files stay what they were.
+    ...(service.files?.length ? { files: service.files.map(fileDigestPart) } : {}),
   };
-  return `sha256:${createHash('sha256').update(JSON.stringify(canonical)).digest('hex')}`;
+  return `sha256:${sha256(JSON.stringify(canonical))}`;
 }
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * A file as the digest counts it: its text as the definition holds it (deploy-time values are
+ * filled in later and do not change it), a credential by whose it is (the secret never enters a
+ * digest).
+ */
+const fileDigestPart = (f: ServiceFileDefinition) => [
+  f.path,
+  f.mode,
+  f.credential ? `credential:${f.credential}` : `sha256:${sha256(f.content)}`,
+];
 
 export function toServiceSpec(service: ServiceDefinition): ServiceSpecMsg {
   return {
@@ -40,6 +59,9 @@ export function toServiceSpec(service: ServiceDefinition): ServiceSpecMsg {
         }
       : null,
     digest: serviceDigest(service),
+    ...(service.files?.length
+      ? { files: service.files.map((f) => ({ path: f.path, content: f.content, mode: f.mode })) }
+      : {}),
   };
 }
 
