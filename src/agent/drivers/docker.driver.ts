@@ -4,6 +4,7 @@ import {
   DOCKER_LABELS,
   containerName,
   createOptions,
+  networkName,
   normalizeStatus,
   observedService,
   parseEnv,
@@ -11,8 +12,9 @@ import {
   type Ulimit,
 } from './docker-containers.js';
 import type { Driver, EnsureAction, ObservedService, ServiceSpec, StackRef, StepContext } from './driver.js';
+import { tarArchive } from './tar-archive.js';
 
-export { DOCKER_LABELS, containerName, type Ulimit } from './docker-containers.js';
+export { DOCKER_LABELS, containerName, networkName, type Ulimit } from './docker-containers.js';
 
 export interface DockerDriverOptions {
   /** Unix socket of the Docker Engine API; default: `DOCKER_HOST` when it is `unix://…`, else /var/run/docker.sock. */
@@ -105,6 +107,7 @@ export class DockerDriver implements Driver<Managed[]> {
         ctx.log(`${service}: removing ${container.name}`);
         await this.removeContainer(container);
       }
+      if ((await this.stackContainers(stack.id)).length === 0) await this.removeNetwork(stack, ctx);
     } catch (err) {
       throw this.failed(stack, service, err);
     }
@@ -174,12 +177,19 @@ export class DockerDriver implements Driver<Managed[]> {
       say(`replacing ${current.name} (digest ${current.digest || 'none'} -> ${spec.digest})`);
       await this.removeContainer(current);
     }
+    await this.ensureNetwork(stack);
     const name = containerName(stack.id, spec.name);
     say(`creating ${name} from ${spec.image}`);
     const container = await this.docker.createContainer(
       createOptions(stack, spec, name, { publishAddress: this.publishAddress, ulimits: this.ulimits }),
     );
     try {
+      const files = spec.files ?? [];
+      if (files.length > 0) {
+        // Names only: a file may hold a credential.
+        say(`writing ${files.map((f) => f.path).join(', ')}`);
+        await container.putArchive(tarArchive(files), { path: '/' });
+      }
       await container.start();
     } catch (err) {
       // A container that never started (port taken, bad command) is not left behind.
@@ -188,6 +198,41 @@ export class DockerDriver implements Driver<Managed[]> {
     }
     say(`started ${name}`);
     return current ? 'replaced' : 'created';
+  }
+
+  /** The stack's network (networkName), made when its first container is; one already there is fine. */
+  private async ensureNetwork(stack: StackRef): Promise<void> {
+    const name = networkName(stack.id);
+    try {
+      await this.docker.getNetwork(name).inspect();
+      return;
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
+    try {
+      await this.docker.createNetwork({
+        Name: name,
+        Driver: 'bridge',
+        CheckDuplicate: true,
+        Labels: {
+          [DOCKER_LABELS.managed]: 'true',
+          [DOCKER_LABELS.stackId]: stack.id,
+          [DOCKER_LABELS.stackName]: stack.name,
+        },
+      });
+    } catch (err) {
+      if (statusCode(err) !== 409) throw err; // made meanwhile
+    }
+  }
+
+  /** After the stack's last container: its network goes too. Gone already is fine. */
+  private async removeNetwork(stack: StackRef, ctx: StepContext): Promise<void> {
+    try {
+      await this.docker.getNetwork(networkName(stack.id)).remove();
+      ctx.log(`removed network ${networkName(stack.id)}`);
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
   }
 
   /** An engine error in the words people should read (the engine's message), logged once here. */
