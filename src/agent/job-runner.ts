@@ -16,7 +16,7 @@ import { destroyStack, reconcile } from './drivers/reconcile.js';
 import { HealthChecker } from './health-checker.js';
 import { JobOutput } from './job-output.js';
 import { checksOf, resolveServices } from './service-specs.js';
-import { fitStateReport } from './state-report.js';
+import { fitStateReport, withReferences } from './state-report.js';
 
 /** Final events are kept (and re-sent after a reconnect) this long, in case one was lost. */
 const KEEP_FINAL_MS = 10 * 60_000;
@@ -160,19 +160,26 @@ export class JobRunner {
     const desired = new Map<string, Set<string>>();
     for (const record of this.store.all())
       desired.set(record.stack.id, new Set(record.desired.map((s) => s.name)));
-    const services: ServiceStateMsg[] = observed.map((o) => ({
-      stack_id: o.stackId,
-      name: o.name,
-      status: o.status,
-      running: o.running,
-      started_at: o.startedAt?.toISOString() ?? '',
-      digest: o.digest,
-      restarts: o.restarts,
-      exit_code: o.exitCode ?? -1,
-      health: this.health.result(o.stackId, o.name),
-      actual: o.actual,
-      desired: desired.get(o.stackId)?.has(o.name) ?? false,
-    }));
+    const wanted = (stackId: string, name: string) =>
+      this.store.get(stackId)?.desired.find((s) => s.name === name);
+    const services: ServiceStateMsg[] = observed.map((o) =>
+      withReferences(
+        {
+          stack_id: o.stackId,
+          name: o.name,
+          status: o.status,
+          running: o.running,
+          started_at: o.startedAt?.toISOString() ?? '',
+          digest: o.digest,
+          restarts: o.restarts,
+          exit_code: o.exitCode ?? -1,
+          health: this.health.result(o.stackId, o.name),
+          actual: o.actual,
+          desired: desired.get(o.stackId)?.has(o.name) ?? false,
+        },
+        wanted(o.stackId, o.name),
+      ),
+    );
     const empty = services.length === 0 && desired.size === 0;
     if (empty && this.lastReportEmpty) return null;
     this.lastReportEmpty = empty;
@@ -180,7 +187,7 @@ export class JobRunner {
       { services, stack_ids: [...desired.keys()], last_jobs: lastJobs },
       MAX_STATE_REPORT_BYTES,
       (report) => agentMessageBytes({ state: report }),
-      (stackId, name) => this.store.get(stackId)?.desired.find((s) => s.name === name),
+      wanted,
     );
     // Said once per change, not with every heartbeat.
     const fit = `${fitted.trimmed}/${fitted.dropped.join(',')}`;
