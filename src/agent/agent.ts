@@ -27,6 +27,7 @@ import type { Driver } from './drivers/driver.js';
 import { ProcessDriver } from './drivers/process.driver.js';
 import { Enrollment, FatalAgentError } from './enrollment.js';
 import { JobRunner } from './job-runner.js';
+import { LogShipper } from './log-shipper.js';
 import {
   Backoff,
   candidateEndpoint,
@@ -137,15 +138,18 @@ export class Agent {
     this.store = new IdentityStore(options.dataDir);
     this.enrollment = new Enrollment(options, this.store, log, this.stopped.signal, (ms) => this.sleep(ms));
     this.dockerSocket = options.dockerSocket ?? defaultDockerSocket(options.env.DOCKER_HOST);
-    const driver: Driver =
-      options.driver === 'docker'
-        ? new DockerDriver({
-            socketPath: this.dockerSocket,
-            log,
-            ulimits: options.dockerUlimits ? parseUlimits(options.dockerUlimits) : undefined,
-          })
-        : new ProcessDriver(options.dataDir, log, options.env.PATH);
-    this.runner = new JobRunner(driver, options.dataDir, log, options.env);
+    let driver: Driver;
+    let shipper: LogShipper | undefined;
+    if (options.driver === 'docker') {
+      const docker = new DockerDriver({
+        socketPath: this.dockerSocket,
+        log,
+        ulimits: options.dockerUlimits ? parseUlimits(options.dockerUlimits) : undefined,
+      });
+      driver = docker;
+      shipper = new LogShipper(docker.logSource(), log.child({ component: 'log-shipper' }));
+    } else driver = new ProcessDriver(options.dataDir, log, options.env.PATH);
+    this.runner = new JobRunner(driver, options.dataDir, log, options.env, shipper);
   }
 
   /** Runs until stop() or a fatal error; the probe listener closes either way. */

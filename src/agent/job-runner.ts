@@ -15,6 +15,7 @@ import type { ApplyContext, Driver, ServiceResult, StackRef } from './drivers/dr
 import { destroyStack, reconcile } from './drivers/reconcile.js';
 import { HealthChecker } from './health-checker.js';
 import { JobOutput } from './job-output.js';
+import type { LogShipper } from './log-shipper.js';
 import { checksOf, resolveServices } from './service-specs.js';
 import { fitStateReport, withReferences } from './state-report.js';
 
@@ -64,6 +65,8 @@ export class JobRunner {
     private readonly log: Logger,
     /** The agent's environment, read by its main: where `${NAME}` values come from. */
     private readonly env: Readonly<Record<string, string | undefined>>,
+    /** Ships containers' output to a stack's log store (docker driver); none for processes. */
+    private readonly shipper?: LogShipper,
   ) {
     this.store = new DesiredStateStore(dataDir);
     for (const record of this.store.all())
@@ -79,6 +82,7 @@ export class JobRunner {
           const specs = resolveServices(services, this.env);
           await reconcile(this.driver, record.stack, specs, quietContext(record.keep));
           this.health.setStack(record.stack.id, checksOf(services));
+          this.shipper?.set(record.stack, record.logPushUrl ?? null);
           this.log.info({ stack_id: record.stack.id, services: services.length }, 'stack restored');
         } catch (err) {
           this.log.warn(
@@ -210,6 +214,7 @@ export class JobRunner {
   async close(): Promise<void> {
     for (const job of this.active.values()) job.abort.abort(new Error('agent stopping'));
     this.health.close();
+    await this.shipper?.close();
     await this.driver.close();
   }
 
@@ -248,13 +253,19 @@ export class JobRunner {
     ctx.log(`destroying stack ${stack.name}`);
     const results = await destroyStack(this.driver, stack, ctx);
     this.health.removeStack(stack.id);
+    if (!ctx.signal.aborted) this.shipper?.set(stack, null);
     if (!ctx.signal.aborted) this.store.delete(stack.id);
     return { results, error: '' };
   }
 
   private async provision(stack: StackRef, command: JobCommandMsg, ctx: ApplyContext): Promise<Outcome> {
     const previous = this.store.get(stack.id);
-    const target = { stack, revision: command.revision, desired: command.services };
+    const target = {
+      stack,
+      revision: command.revision,
+      desired: command.services,
+      logPushUrl: command.log_push_url || undefined,
+    };
     this.store.save({ ...previous, ...target, applied: previous?.applied ?? null, keep: command.keep ?? [] });
     const specs = resolveServices(command.services, this.env);
     ctx.log(`applying revision ${command.revision} of ${stack.name}: ${command.services.length} services`);
@@ -265,6 +276,7 @@ export class JobRunner {
     const touched = results.filter((r) => r.action !== 'unchanged').map((r) => r.name);
     this.health.reset(stack.id, touched);
     this.health.setStack(stack.id, checksOf(command.services));
+    this.shipper?.set(stack, target.logPushUrl ?? null);
     const error = results
       .filter((r) => !r.ok)
       .map((r) => `${r.name}: ${r.error}`)
