@@ -33,14 +33,19 @@ export function withMonitoringFiles(
   const logStore = find('log_store');
 
   // Process services are not on the stack's network: their agent scrapes them.
-  const targets: ScrapeTarget[] = own
-    .filter((s) => s.metrics !== undefined && s.driver === 'docker')
-    .map((s) => ({
-      service: s.name,
-      address: `${s.name}:${s.metrics!.port}`,
-      path: s.metrics!.path,
-      interval_ms: s.metrics!.interval_ms,
-    }));
+  // (`metrics` is absent or null when a service declares none, by the revision's age.)
+  const targets: ScrapeTarget[] = own.flatMap((s) =>
+    s.metrics && s.driver === 'docker'
+      ? [
+          {
+            service: s.name,
+            address: `${s.name}:${s.metrics.port}`,
+            path: s.metrics.path,
+            interval_ms: s.metrics.interval_ms,
+          },
+        ]
+      : [],
+  );
 
   const config = (path: string, content: string): ServiceFileDefinition => ({
     path,
