@@ -119,25 +119,7 @@ export class ClientsService implements OnApplicationBootstrap {
   }
 
   async create(caller: Caller, dto: CreateClientDto): Promise<CreatedClient> {
-    const owner = ownerInScope(caller, dto.owner);
-    const secret = newClientSecret();
-    const client = Object.assign(new ClientEntity(), {
-      clientId: newClientId(),
-      name: dto.name,
-      owner,
-      scopes: dto.scopes,
-      secretHash: await hashSecret(secret),
-      disabled: false,
-      createdAt: new Date(),
-      lastUsedAt: null,
-    });
-    await this.repository.insert(client);
-    await this.audit.record({
-      action: 'client.created',
-      owner,
-      target: client.clientId,
-      details: { scopes: client.scopes },
-    });
+    const { client, secret } = await this.insertClient(ownerInScope(caller, dto.owner), dto.name, dto.scopes);
     return { ...toView(client), client_secret: secret };
   }
 
@@ -150,6 +132,17 @@ export class ClientsService implements OnApplicationBootstrap {
     name: string,
     scopes: Scope[],
   ): Promise<{ clientId: string; secret: string }> {
+    const { client, secret } = await this.insertClient(owner, name, scopes, 'system');
+    return { clientId: client.clientId, secret };
+  }
+
+  /** A new enabled client with a fresh secret, stored hashed and audited (the caller's, or `actor`). */
+  private async insertClient(
+    owner: string,
+    name: string,
+    scopes: Scope[],
+    actor?: string,
+  ): Promise<{ client: ClientEntity; secret: string }> {
     const secret = newClientSecret();
     const client = Object.assign(new ClientEntity(), {
       clientId: newClientId(),
@@ -165,11 +158,10 @@ export class ClientsService implements OnApplicationBootstrap {
     await this.audit.record({
       action: 'client.created',
       owner,
-      actor: 'system',
+      ...(actor !== undefined ? { actor, details: { scopes, name } } : { details: { scopes } }),
       target: client.clientId,
-      details: { scopes, name },
     });
-    return { clientId: client.clientId, secret };
+    return { client, secret };
   }
 
   /** Deletes a client {@link createInternal} made; one already gone is fine. */

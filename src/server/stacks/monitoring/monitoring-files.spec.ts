@@ -251,6 +251,9 @@ interface Panel {
   gridPos: { x: number; y: number; w: number; h: number };
 }
 
+/** The panels every stack dashboard has, from the orchestrator's series. */
+const ALWAYS = ['Node CPU', 'Node memory', 'Services running', 'Restarts', 'Health-check latency'];
+
 describe('monitoring files: Grafana', () => {
   it('provisions the stack metrics store, its log store and the orchestrator with the stack reader client', () => {
     const d = definition(SHOP);
@@ -299,11 +302,7 @@ describe('monitoring files: Grafana', () => {
     expect(board.uid.length).toBeLessThanOrEqual(40);
     expect(board.title).toBe('Stack shop');
     expect(board.panels.map((p) => p.title)).toEqual([
-      'Node CPU',
-      'Node memory',
-      'Services running',
-      'Restarts',
-      'Health-check latency',
+      ...ALWAYS,
       'Scrape targets up',
       'Request rate',
       'Logs',
@@ -349,13 +348,7 @@ describe('monitoring files: Grafana', () => {
     const board = JSON.parse(spec.files!.find((f) => f.path.endsWith('.json'))!.content) as {
       panels: Panel[];
     };
-    expect(board.panels.map((p) => p.title)).toEqual([
-      'Node CPU',
-      'Node memory',
-      'Services running',
-      'Restarts',
-      'Health-check latency',
-    ]);
+    expect(board.panels.map((p) => p.title)).toEqual(ALWAYS);
     const { datasources } = load(spec.files!.find((f) => f.path === PATHS.grafanaDatasources)!.content) as {
       datasources: Datasource[];
     };
