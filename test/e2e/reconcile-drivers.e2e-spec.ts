@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DockerDriver } from '../../src/agent/drivers/docker.driver.js';
+import { DockerDriver, networkName } from '../../src/agent/drivers/docker.driver.js';
 import type { ApplyContext, Driver, ServiceSpec, StackRef } from '../../src/agent/drivers/driver.js';
 import { ProcessDriver } from '../../src/agent/drivers/process.driver.js';
 import { NOT_REACHED, destroyStack, reconcile } from '../../src/agent/drivers/reconcile.js';
@@ -93,6 +93,8 @@ async function dockerHarness(stacks: StackRef[]): Promise<Harness> {
           `label=io.stack-orchestrator.stack-id=${stack.id}`,
         ]);
         if (left) await podman(['rm', '-f', '-t', '0', ...left.split('\n')]);
+        // The stack's network goes with its last container when the driver removes it, not by hand.
+        await podman(['network', 'rm', '-f', networkName(stack.id)]).catch(() => undefined);
       }
       await driver.close();
     },
