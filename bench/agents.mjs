@@ -10,8 +10,6 @@ import pg from 'pg';
 import { ADMIN_URL, MAIN, median, pgAdmin, pgDatabaseUrl, spawnUntilReady, table } from './lib.mjs';
 import {
   adminToken,
-  CLIENT_ID,
-  CLIENT_SECRET,
   CLK_TCK,
   enroll as enrollAgents,
   IpcChild,
@@ -20,6 +18,7 @@ import {
   percentile,
   processTicks,
   rssMiB,
+  serviceEnv,
   sleep,
 } from './lib-agents.mjs';
 
@@ -411,18 +410,7 @@ export async function agentsBench() {
     svc = await spawnUntilReady(
       MAIN,
       {
-        DATABASE_URL: pgDatabaseUrl(database),
-        DATA_DIR: dataDir,
-        BOOTSTRAP_CLIENT_ID: CLIENT_ID,
-        BOOTSTRAP_CLIENT_SECRET: CLIENT_SECRET,
-        RATE_LIMIT_REQUESTS: '0',
-        // The service accepts at most 100000 here (src/server/config/config.ts).
-        AUTH_FAILURE_LIMIT: '100000',
-        LOG_LEVEL: 'warn',
-        HEARTBEAT_INTERVAL: HEARTBEAT,
-        AGENT_PORT: '0',
-        HOST: '127.0.0.1',
-        PUBLIC_URL: 'http://127.0.0.1',
+        ...serviceEnv({ databaseUrl: pgDatabaseUrl(database), dataDir, heartbeat: HEARTBEAT }),
         ...(probeFile ? { BENCH_PROBE_FILE: probeFile } : {}),
         ...(PROFILE_DIR ? { BENCH_PROBE_PROFILE_DIR: PROFILE_DIR } : {}),
         NODE_OPTIONS: [PROBE ? `--import=${PROBE_MODULE}` : '', SERVICE_NODE_OPTIONS ?? ''].join(' ').trim(),

@@ -1,6 +1,6 @@
 // End-to-end job dispatch: from the deploy API call to the agent holding the job. A service process
 // (dist/main.js) on PostgreSQL, then on the embedded database; 100 enrolled agents with real
-// certificates over real mTLS in a forked process (this file with `--dispatch-agents`), each
+// certificates over real mTLS in a forked process (bench/sim-agents.mjs), each
 // answering a `job` at once with `accepted` and then `succeeded`; C closed-loop API clients
 // (keep-alive) deploying a pool of stacks, one deploy per stack per run, so every deploy is on a
 // stack with no unfinished job (the previous run's jobs are verified succeeded before the next).
@@ -11,18 +11,15 @@
 // timestamps (created_at, dispatched_at, started_at, finished_at; the service's wall clock, the
 // same machine's) split t1 − t0 into its legs. A probe preloaded into the service counts and times
 // every SQL statement by kind (the pg client's query, from call to answer) and the pool waits.
-import * as grpc from '@grpc/grpc-js';
-import { Agent as HttpAgent, request } from 'node:http';
+import { Agent as HttpAgent } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { summarise } from './cpuprofile-top.mjs';
 import { ADMIN_URL, MAIN, pgAdmin, pgDatabaseUrl, spawnUntilReady, table } from './lib.mjs';
 import {
   adminToken,
-  CLIENT_ID,
-  CLIENT_SECRET,
   CLK_TCK,
   enroll,
   IpcChild,
@@ -31,8 +28,20 @@ import {
   percentile,
   processTicks,
   rssMiB,
+  serviceEnv,
   sleep,
 } from './lib-agents.mjs';
+import {
+  AGENT_CAPACITY,
+  API,
+  call,
+  createStacks,
+  deployAll,
+  jobsAtAgents,
+  now,
+  succeededJobs,
+  waitForHealthy,
+} from './lib-jobs.mjs';
 
 const env = process.env;
 const AGENTS = Number(env.BENCH_DISPATCH_AGENTS ?? 100);
@@ -65,188 +74,16 @@ const QUIET_WAIT_S = Number(env.BENCH_DISPATCH_QUIET_WAIT_S ?? 300);
 /** A disturbed redeploy run is measured again up to this many times (the least disturbed kept). */
 const RETRIES = Number(env.BENCH_DISPATCH_RETRIES ?? 2);
 const STACK_CREATE_CONCURRENCY = 16;
-/** Agent capacity in hello: 2,000 stacks of 0.01 CPU and 16 MiB fit many times over. */
-const AGENT_CPU_CORES = 64;
-const AGENT_MEMORY_BYTES = 256 * 2 ** 30;
 const AIM_JOBS_PER_S = 1000;
 const AIM_P99_MS = 100;
 
 const PROBE_MODULE = new URL('./agents-probe.mjs', import.meta.url).pathname;
 const ROOT = new URL('..', import.meta.url).pathname;
-const API = '/api/v1/orchestrator';
 
-/** Milliseconds on CLOCK_MONOTONIC: comparable between processes on this machine. */
-const now = () => Number(process.hrtime.bigint()) / 1e6;
 const log = (...args) => console.error(`[dispatch ${new Date().toISOString().slice(11, 19)}]`, ...args);
 const ms = (v) => (v === undefined || Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(1) : v.toFixed(0));
 const pct = (v) => v.toFixed(0);
 const sorted = (values) => values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-
-// ==== the agents' process (forked: `node bench/dispatch.mjs --dispatch-agents`) ====
-
-/** Simulated agents holding the Connect stream; every `job` is answered accepted, then succeeded. */
-async function agentProcess() {
-  const { loadAgentProto } = await import('../dist/contracts/agent-protocol/index.js');
-  const proto = loadAgentProto();
-  const HOST = hostname();
-  let endpoint = '';
-  let caPem = Buffer.alloc(0);
-  let hello = {};
-  const agents = [];
-  /** [job_id, t1, attempt] of every job command since the last collect. */
-  let received = [];
-  const finals = new Set();
-  const totals = { jobs: 0, duplicates: 0, disconnects: 0 };
-  const errors = new Map();
-  const noteError = (what) => errors.set(what, (errors.get(what) ?? 0) + 1);
-
-  const onJob = (agent, job) => {
-    const t1 = now();
-    totals.jobs++;
-    // Dispatch is idempotent on the agent: a job it already has is confirmed and finished again.
-    if (finals.has(job.job_id)) {
-      totals.duplicates++;
-    } else {
-      finals.add(job.job_id);
-      received.push([job.job_id, t1, job.attempt]);
-    }
-    agent.stream.write({ job_event: { job_id: job.job_id, phase: 'accepted' } });
-    agent.stream.write({
-      job_event: {
-        job_id: job.job_id,
-        phase: 'succeeded',
-        progress: 100,
-        results: job.services.map((s) => ({ name: s.name, action: 'unchanged', ok: true, error: '' })),
-      },
-    });
-  };
-
-  const heartbeat = (agent) => {
-    if (!agent.connected) return;
-    agent.stream.write({
-      heartbeat: {
-        sequence: ++agent.seq,
-        metrics: { cpu_percent: 5, memory_percent: 30, disk_percent: 40, containers_running: 0 },
-        checks: [
-          { name: 'data_dir_writable', ok: true, critical: false, detail: '' },
-          { name: 'driver', ok: true, critical: true, detail: '' },
-        ],
-      },
-    });
-  };
-
-  const connectAgent = (spec) =>
-    new Promise((resolve) => {
-      const credentials = grpc.credentials.createSsl(
-        caPem,
-        Buffer.from(spec.keyPem),
-        Buffer.from(spec.certPem),
-      );
-      // One TLS connection per agent, as with agents on separate hosts.
-      const client = new proto.AgentGateway(endpoint, credentials, { 'grpc.use_local_subchannel_pool': 1 });
-      const stream = client.Connect();
-      const agent = { id: spec.id, client, stream, connected: false, seq: 0, timer: undefined };
-      agents.push(agent);
-      const timeout = setTimeout(() => {
-        noteError('connect timeout');
-        resolve(false);
-      }, 30_000);
-      stream.on('data', (message) => {
-        if (message.job) onJob(agent, message.job);
-        else if (message.welcome) {
-          agent.connected = true;
-          // A first heartbeat at once: a worker becomes healthy (placeable) with its first report.
-          heartbeat(agent);
-          const every = Math.max(100, message.welcome.heartbeat_interval_ms);
-          agent.timer = setInterval(() => heartbeat(agent), every);
-          clearTimeout(timeout);
-          resolve(true);
-        } else if (message.disconnect) noteError(`disconnect: ${message.disconnect.reason}`);
-      });
-      const lost = (why) => {
-        if (agent.closing) return;
-        if (agent.connected) totals.disconnects++;
-        agent.connected = false;
-        clearInterval(agent.timer);
-        noteError(why);
-        clearTimeout(timeout);
-        resolve(false);
-      };
-      stream.on('error', (err) => lost(`stream error ${err.code}: ${err.details}`));
-      stream.on('end', () => lost('stream ended by the service'));
-      stream.write({
-        hello: {
-          worker_id: spec.id,
-          version: 'bench',
-          hostname: HOST,
-          driver: 'process',
-          probe_address: '',
-          cpu_cores: hello.cpuCores,
-          memory_bytes: hello.memoryBytes,
-          active_job_ids: [],
-        },
-      });
-    });
-
-  process.on('message', async (msg) => {
-    try {
-      switch (msg.type) {
-        case 'init':
-          endpoint = msg.endpoint;
-          caPem = Buffer.from(msg.caPem);
-          hello = msg.hello;
-          process.send({ type: 'ready' });
-          break;
-        case 'connect': {
-          let next = 0;
-          let ok = 0;
-          await Promise.all(
-            Array.from({ length: Math.min(msg.concurrency, msg.agents.length) }, async () => {
-              while (next < msg.agents.length) if (await connectAgent(msg.agents[next++])) ok++;
-            }),
-          );
-          process.send({
-            type: 'connected',
-            ok,
-            failed: msg.agents.length - ok,
-            errors: Object.fromEntries(errors),
-          });
-          break;
-        }
-        case 'collect':
-          process.send({
-            type: 'collected',
-            received,
-            ...totals,
-            connected: agents.filter((a) => a.connected).length,
-            errors: Object.fromEntries(errors),
-          });
-          received = [];
-          break;
-        case 'stop':
-          for (const agent of agents) {
-            agent.closing = true;
-            clearInterval(agent.timer);
-            try {
-              agent.stream.cancel();
-            } catch {
-              // already closed
-            }
-            agent.client.close();
-          }
-          process.send({ type: 'stopped' });
-          setTimeout(() => process.exit(0), 200).unref();
-          break;
-        default:
-          throw new Error(`unknown message ${msg.type}`);
-      }
-    } catch (err) {
-      process.send({ type: 'error', message: err instanceof Error ? err.stack : String(err) });
-    }
-  });
-}
-
-if (process.argv.includes('--dispatch-agents')) await agentProcess();
 
 // ==== the SQL probe, preloaded into the service ====
 
@@ -314,103 +151,6 @@ pg.Pool.prototype.connect = function (callback) {
 };
 if (file) setInterval(() => writeFileSync(file, JSON.stringify({ t: Date.now(), stats, pool })), 500).unref();
 `;
-
-// ==== HTTP ====
-
-/** One request on a keep-alive agent; the status and the parsed JSON body (undefined if none). */
-function call(agent, url, { method = 'GET', token, body, type } = {}) {
-  return new Promise((resolve, reject) => {
-    const headers = { authorization: `Bearer ${token}` };
-    if (body !== undefined) {
-      headers['content-type'] = type ?? 'application/json';
-      headers['content-length'] = Buffer.byteLength(body);
-    } else if (method !== 'GET') headers['content-length'] = 0;
-    const req = request(url, { method, agent, headers }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        let parsed;
-        try {
-          parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          parsed = undefined;
-        }
-        resolve({ status: res.statusCode, body: parsed });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const stackYaml = (name) => `name: ${name}
-stackkit: cloud-kit
-services:
-  web:
-    command: ["/bin/true"]
-    resources: { cpu: 0.01, memory: 16Mi }
-`;
-
-async function createStacks(url, token, count) {
-  const agent = new HttpAgent({ keepAlive: true, maxSockets: STACK_CREATE_CONCURRENCY });
-  const ids = new Array(count);
-  let next = 0;
-  const started = now();
-  await Promise.all(
-    Array.from({ length: STACK_CREATE_CONCURRENCY }, async () => {
-      while (next < count) {
-        const i = next++;
-        const res = await call(agent, `${url}${API}/stacks`, {
-          method: 'POST',
-          token,
-          body: stackYaml(`bench-${String(i).padStart(5, '0')}`),
-          type: 'application/yaml',
-        });
-        if (res.status !== 201)
-          throw new Error(`create stack ${i}: ${res.status} ${JSON.stringify(res.body)}`);
-        ids[i] = res.body.id;
-      }
-    }),
-  );
-  agent.destroy();
-  return { ids, seconds: (now() - started) / 1000 };
-}
-
-/** Waits until `count` workers are healthy (placeable): each has sent its first heartbeat. */
-async function waitForHealthy(url, token, count) {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const res = await json(`${url}${API}/workers?status=healthy&limit=200`, { token });
-    const n = res.body?.workers?.length ?? 0;
-    if (n >= count) return;
-    if (Date.now() > deadline) throw new Error(`only ${n} of ${count} workers healthy`);
-    await sleep(200);
-  }
-}
-
-/**
- * The jobs of `ids` as the API lists them with status=succeeded (newest first, 200 a page), once all
- * are there or after `timeoutMs`; pages stop at jobs created before `since` (epoch ms).
- */
-async function succeededJobs(url, token, ids, since, timeoutMs = 60_000) {
-  const wanted = new Set(ids);
-  const found = new Map();
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let cursor = null;
-    do {
-      const q = `status=succeeded&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-      const res = await json(`${url}${API}/jobs?${q}`, { token });
-      if (res.status !== 200) throw new Error(`list jobs: ${res.status} ${JSON.stringify(res.body)}`);
-      for (const job of res.body.jobs) if (wanted.has(job.id)) found.set(job.id, job);
-      const last = res.body.jobs.at(-1);
-      cursor = last && Date.parse(last.created_at) >= since ? res.body.next_cursor : null;
-    } while (cursor);
-    if (found.size === wanted.size || Date.now() > deadline) return found;
-    await sleep(250);
-  }
-}
 
 // ==== sampling ====
 
@@ -631,37 +371,14 @@ async function timedRun(ctx, { label, concurrency }) {
   const before = await sampler.sample();
   const startedWall = Date.now();
   const load1 = loadavg()[0];
-  const records = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < stacks.length) {
-        const stack = stacks[next++];
-        const rec = { stack, t0: now() };
-        const res = await call(http, `${url}${API}/stacks/${stack}/deploy`, { method: 'POST', token }).catch(
-          (err) => ({ status: 0, body: String(err) }),
-        );
-        rec.tResp = now();
-        rec.status = res.status;
-        rec.id = res.body?.id;
-        if (res.status !== 202) rec.error = JSON.stringify(res.body).slice(0, 200);
-        records.push(rec);
-      }
-    }),
-  );
+  const records = await deployAll(http, [url], token, stacks, concurrency);
   const httpEnd = now();
   // Every accepted deploy's job must reach an agent.
-  const t1 = new Map();
   const accepted = records.filter((r) => r.status === 202);
-  let agentTotals;
-  const deadline = now() + 30_000;
-  for (;;) {
-    const c = await agents.request({ type: 'collect' }, 'collected');
-    for (const [id, t] of c.received) if (!t1.has(id)) t1.set(id, t);
-    agentTotals = c;
-    if (accepted.every((r) => t1.has(r.id)) || now() > deadline) break;
-    await sleep(50);
-  }
+  const { t1, totals: agentTotals } = await jobsAtAgents(
+    agents,
+    accepted.map((r) => r.id),
+  );
   const windowEnd = Math.max(httpEnd, ...accepted.map((r) => t1.get(r.id) ?? 0));
   const after = await sampler.sample();
   // The rest of the path (confirmations, results, the stacks' bookkeeping) runs on: its CPU counts
@@ -803,18 +520,12 @@ async function benchDatabase(database) {
     svc = await spawnUntilReady(
       MAIN,
       {
-        ...(database.key === 'postgres' ? { DATABASE_URL: pgDatabaseUrl(dbName) } : {}),
+        ...serviceEnv({
+          databaseUrl: database.key === 'postgres' ? pgDatabaseUrl(dbName) : undefined,
+          dataDir,
+          heartbeat: HEARTBEAT,
+        }),
         ...(database.key === 'postgres' && POOL_SIZE ? { DATABASE_POOL_SIZE: POOL_SIZE } : {}),
-        DATA_DIR: dataDir,
-        BOOTSTRAP_CLIENT_ID: CLIENT_ID,
-        BOOTSTRAP_CLIENT_SECRET: CLIENT_SECRET,
-        RATE_LIMIT_REQUESTS: '0',
-        AUTH_FAILURE_LIMIT: '100000',
-        LOG_LEVEL: 'warn',
-        HEARTBEAT_INTERVAL: HEARTBEAT,
-        AGENT_PORT: '0',
-        HOST: '127.0.0.1',
-        PUBLIC_URL: 'http://127.0.0.1',
         BENCH_PROBE_FILE: probeFile,
         BENCH_SQL_FILE: sqlFile,
         ...(PROFILE_DIR ? { BENCH_PROBE_PROFILE_DIR: PROFILE_DIR } : {}),
@@ -841,24 +552,18 @@ async function benchDatabase(database) {
     log(`${database.label}: service pid ${svc.child.pid}; enrolling ${AGENTS} agents`);
     const e = await enroll(svc.url, jt.body.token, 0, AGENTS);
     setup.enrollSeconds = e.seconds;
-    agents = new IpcChild(new URL(import.meta.url).pathname, {
-      args: ['--dispatch-agents'],
+    agents = new IpcChild(new URL('./sim-agents.mjs', import.meta.url).pathname, {
       execArgv: ['--no-deprecation'],
     });
     await agents.request(
-      {
-        type: 'init',
-        endpoint: info.body.agent_endpoint,
-        caPem: e.caPem,
-        hello: { cpuCores: AGENT_CPU_CORES, memoryBytes: AGENT_MEMORY_BYTES },
-      },
+      { type: 'init', endpoints: [info.body.agent_endpoint], caPem: e.caPem, capacity: AGENT_CAPACITY },
       'ready',
     );
     const c = await agents.request({ type: 'connect', agents: e.identities, concurrency: 20 }, 'connected');
     if (c.failed > 0) throw new Error(`${c.failed} agents failed to connect: ${JSON.stringify(c.errors)}`);
     await waitForHealthy(svc.url, token, AGENTS);
     log(`${database.label}: ${AGENTS} agents connected and healthy; creating ${STACKS} stacks`);
-    const s = await createStacks(svc.url, token, STACKS);
+    const s = await createStacks([svc.url], token, STACKS, STACK_CREATE_CONCURRENCY);
     setup.stackSeconds = s.seconds;
     log(
       `${database.label}: ${STACKS} stacks in ${s.seconds.toFixed(1)} s (${(STACKS / s.seconds).toFixed(0)}/s)`,
@@ -1060,6 +765,6 @@ export async function dispatchBench() {
   return report(all);
 }
 
-if (process.argv[1] === new URL(import.meta.url).pathname && !process.argv.includes('--dispatch-agents')) {
+if (process.argv[1] === new URL(import.meta.url).pathname) {
   console.log(await dispatchBench());
 }

@@ -9,6 +9,27 @@ import { newKeyAndCsr } from '../dist/agent/identity.js';
 export const CLIENT_ID = 'bench-admin';
 export const CLIENT_SECRET = 'bench-admin-secret-0123456789';
 
+/**
+ * What the agent benchmarks start the service with: the bench admin, no rate limit, warnings only,
+ * loopback, the agent port chosen by the system; `DATABASE_URL` only when given (else embedded).
+ */
+export function serviceEnv({ databaseUrl, dataDir, heartbeat }) {
+  return {
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    DATA_DIR: dataDir,
+    BOOTSTRAP_CLIENT_ID: CLIENT_ID,
+    BOOTSTRAP_CLIENT_SECRET: CLIENT_SECRET,
+    RATE_LIMIT_REQUESTS: '0',
+    // The service accepts at most 100000 here (src/server/config/config.ts).
+    AUTH_FAILURE_LIMIT: '100000',
+    LOG_LEVEL: 'warn',
+    HEARTBEAT_INTERVAL: heartbeat,
+    AGENT_PORT: '0',
+    HOST: '127.0.0.1',
+    PUBLIC_URL: 'http://127.0.0.1',
+  };
+}
+
 export const CLK_TCK = (() => {
   try {
     return Number(execSync('getconf CLK_TCK', { encoding: 'utf8' }).trim()) || 100;
@@ -50,6 +71,25 @@ export function machineBusyTicks() {
   void idle;
   void iowait;
   return user + nice + system + irq + softirq + (steal ?? 0);
+}
+
+/** CPU time of this process so far, in clock ticks. */
+export function ownTicks() {
+  const used = process.cpuUsage();
+  return ((used.user + used.system) / 1e6) * CLK_TCK;
+}
+
+/** Ticks of each PostgreSQL backend serving `database`, by pid (`client` on any database). */
+export async function pgBackendTicks(client, database) {
+  const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+  return new Map(rows.map((r) => [r.pid, processTicks(r.pid)]));
+}
+
+/** Ticks the backends of two readings used between them (one that came since counts from then). */
+export function pgTicksBetween(before, after) {
+  let ticks = 0;
+  for (const [pid, t] of after) ticks += Math.max(0, t - (before.get(pid) ?? t));
+  return ticks;
 }
 
 // ---- HTTP helpers ----

@@ -7,6 +7,7 @@ import { promqlBench } from './promql.mjs';
 import { mcpBench } from './mcp.mjs';
 import { metricRemoteWriteBench } from './metric-remote-write.mjs';
 import { metricStoreBench } from './metric-store.mjs';
+import { replicasBench } from './replicas.mjs';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
 import { tokensBench } from './tokens.mjs';
 import { tunnelBench } from './tunnel.mjs';
@@ -18,6 +19,7 @@ const benches = {
   tokens: tokensBench,
   agents: agentsBench,
   dispatch: dispatchBench,
+  replicas: replicasBench,
   tunnel: tunnelBench,
   'metric-chunks': metricChunksBench,
   promql: promqlBench,

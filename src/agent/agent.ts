@@ -28,6 +28,7 @@ import { ProcessDriver } from './drivers/process.driver.js';
 import { Enrollment, FatalAgentError } from './enrollment.js';
 import { JobRunner } from './job-runner.js';
 import { LogShipper } from './log-shipper.js';
+import { ServiceOutput } from './service-output.js';
 import {
   Backoff,
   candidateEndpoint,
@@ -138,6 +139,9 @@ export class Agent {
     this.store = new IdentityStore(options.dataDir);
     this.enrollment = new Enrollment(options, this.store, log, this.stopped.signal, (ms) => this.sleep(ms));
     this.dockerSocket = options.dockerSocket ?? defaultDockerSocket(options.env.DOCKER_HOST);
+    // What the services write goes to the service's log store (the process driver reads it); a
+    // docker stack's container output goes to its own log store through the shipper.
+    const output = new ServiceOutput();
     let driver: Driver;
     let shipper: LogShipper | undefined;
     if (options.driver === 'docker') {
@@ -148,8 +152,11 @@ export class Agent {
       });
       driver = docker;
       shipper = new LogShipper(docker.logSource(), log.child({ component: 'log-shipper' }));
-    } else driver = new ProcessDriver(options.dataDir, log, options.env.PATH);
-    this.runner = new JobRunner(driver, options.dataDir, log, options.env, shipper);
+    } else
+      driver = new ProcessDriver(options.dataDir, log, options.env.PATH, (stackId, service, stream, line) =>
+        output.line(stackId, service, stream, line),
+      );
+    this.runner = new JobRunner(driver, options.dataDir, log, options.env, output, shipper);
   }
 
   /** Runs until stop() or a fatal error; the probe listener closes either way. */
@@ -200,7 +207,8 @@ export class Agent {
       const { candidate, count } = await this.nextCandidate(identity);
       if (this.stopping) break;
       const { outcome, welcomed } = await this.session(identity, candidate);
-      // Whatever ended the stream, the next one goes to the next server: the one it had may be gone.
+      // Whatever ended the stream, the next one goes to another server: the one it had may be gone.
+      if (welcomed) this.candidates.settled();
       this.candidates.advance();
       // A stream that was up resets the backoff, so losing a replica costs at most its first step.
       if (welcomed) backoff.reset();

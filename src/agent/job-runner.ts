@@ -16,7 +16,9 @@ import { destroyStack, reconcile } from './drivers/reconcile.js';
 import { HealthChecker } from './health-checker.js';
 import { JobOutput } from './job-output.js';
 import type { LogShipper } from './log-shipper.js';
-import { checksOf, resolveServices } from './service-specs.js';
+import { MetricsScraper } from './metrics-scraper.js';
+import { ServiceOutput } from './service-output.js';
+import { checksOf, resolveServices, scrapeTargetsOf } from './service-specs.js';
 import { fitStateReport, withReferences } from './state-report.js';
 
 /** Final events are kept (and re-sent after a reconnect) this long, in case one was lost. */
@@ -48,6 +50,7 @@ type Send = (message: AgentMessage) => boolean;
 export class JobRunner {
   private readonly store: DesiredStateStore;
   private readonly health = new HealthChecker();
+  private readonly scraper: MetricsScraper;
   private readonly active = new Map<string, ActiveJob>();
   private readonly finals = new Map<string, { event: JobEventMsg; at: number }>();
   private readonly stackQueues = new Map<string, Promise<void>>();
@@ -65,10 +68,16 @@ export class JobRunner {
     private readonly log: Logger,
     /** The agent's environment, read by its main: where `${NAME}` values come from. */
     private readonly env: Readonly<Record<string, string | undefined>>,
+    /** The services' output on its way to the service (the driver writes into it). */
+    private readonly output: ServiceOutput = new ServiceOutput(),
     /** Ships containers' output to a stack's log store (docker driver); none for processes. */
     private readonly shipper?: LogShipper,
   ) {
     this.store = new DesiredStateStore(dataDir);
+    this.scraper = new MetricsScraper(
+      (message) => this.send(message),
+      (fields, msg) => log.warn(fields, msg),
+    );
     for (const record of this.store.all())
       if (record.lastJobId) this.lastJobs.set(record.stack.id, record.lastJobId);
   }
@@ -81,7 +90,7 @@ export class JobRunner {
         try {
           const specs = resolveServices(services, this.env);
           await reconcile(this.driver, record.stack, specs, quietContext(record.keep));
-          this.health.setStack(record.stack.id, checksOf(services));
+          this.watch(record.stack.id, services);
           this.shipper?.set(record.stack, record.logPushUrl ?? null);
           this.log.info({ stack_id: record.stack.id, services: services.length }, 'stack restored');
         } catch (err) {
@@ -97,6 +106,7 @@ export class JobRunner {
   /** The stream to send on; a new stream gets the final events that may not have arrived. */
   attach(send: Send): void {
     this.send = send;
+    this.output.attach(send);
     const now = Date.now();
     this.pruneFinals();
     for (const { event, at } of this.finals.values())
@@ -105,6 +115,7 @@ export class JobRunner {
 
   detach(): void {
     this.send = () => false;
+    this.output.detach();
   }
 
   /** Jobs the service must not dispatch again: running, or finished with a result to re-send. */
@@ -214,8 +225,10 @@ export class JobRunner {
   async close(): Promise<void> {
     for (const job of this.active.values()) job.abort.abort(new Error('agent stopping'));
     this.health.close();
+    this.scraper.close();
     await this.shipper?.close();
     await this.driver.close();
+    this.output.close();
   }
 
   // ---- running a job ----
@@ -252,7 +265,7 @@ export class JobRunner {
   private async destroy(stack: StackRef, ctx: ApplyContext): Promise<Outcome> {
     ctx.log(`destroying stack ${stack.name}`);
     const results = await destroyStack(this.driver, stack, ctx);
-    this.health.removeStack(stack.id);
+    this.unwatch(stack.id);
     if (!ctx.signal.aborted) this.shipper?.set(stack, null);
     if (!ctx.signal.aborted) this.store.delete(stack.id);
     return { results, error: '' };
@@ -275,7 +288,7 @@ export class JobRunner {
     const results = await reconcile(this.driver, stack, specs, ctx);
     const touched = results.filter((r) => r.action !== 'unchanged').map((r) => r.name);
     this.health.reset(stack.id, touched);
-    this.health.setStack(stack.id, checksOf(command.services));
+    this.watch(stack.id, command.services);
     this.shipper?.set(stack, target.logPushUrl ?? null);
     const error = results
       .filter((r) => !r.ok)
@@ -368,12 +381,12 @@ export class JobRunner {
     try {
       if (!record?.applied) {
         if (record) await destroyStack(this.driver, record.stack, ctx);
-        this.health.removeStack(stackId);
+        this.unwatch(stackId);
         this.store.delete(stackId);
       } else {
         await reconcile(this.driver, record.stack, resolveServices(record.applied, this.env), ctx);
         this.store.save({ ...record, desired: record.applied });
-        this.health.setStack(stackId, checksOf(record.applied));
+        this.watch(stackId, record.applied);
       }
       this.send({
         job_event: { job_id: jobId, phase: 'cleaned', progress: 0, lines: [], error: '', results: [] },
@@ -382,6 +395,19 @@ export class JobRunner {
     } catch (err) {
       this.log.warn({ job_id: jobId, stack_id: stackId, err: (err as Error).message }, 'cleanup failed');
     }
+  }
+
+  /** Health checks and scrapes for the stack's services as `services` declare them. */
+  private watch(stackId: string, services: ServiceSpecMsg[]): void {
+    this.health.setStack(stackId, checksOf(services));
+    this.scraper.setStack(stackId, scrapeTargetsOf(services));
+  }
+
+  /** The stack left this node: no more checks, scrapes or output budget for it. */
+  private unwatch(stackId: string): void {
+    this.health.removeStack(stackId);
+    this.scraper.removeStack(stackId);
+    this.output.forget(stackId);
   }
 
   private onStack(stackId: string, work: () => Promise<void>): Promise<void> {

@@ -134,21 +134,34 @@ describe('Rotation', () => {
   const c = (address: string): Candidate => ({ address, port: 5263, name: 'orch.example' });
   const list = [c('192.0.2.3'), c('192.0.2.1'), c('192.0.2.2')];
 
-  it('starts at a random one and moves on in a fixed order, wrapping around', () => {
+  it('starts at a random one, then moves to one not tried yet, never straight back', () => {
     const ring = new Rotation<Candidate>(candidateTarget, () => 0.5);
     const picks: string[] = [];
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 6; i++) {
       picks.push(ring.pick(list).address);
       ring.advance();
     }
-    expect(picks).toEqual(['192.0.2.2', '192.0.2.3', '192.0.2.1', '192.0.2.2']);
+    // Every server once before any twice; then any but the one just left.
+    expect(new Set(picks.slice(0, 3)).size).toBe(3);
+    for (let i = 1; i < picks.length; i++) expect(picks[i]).not.toBe(picks[i - 1]);
+    expect(picks[0]).toBe('192.0.2.2');
   });
 
-  it('spreads first picks over every server', () => {
+  it('spreads first picks, and the moves away from a failed server, over every other server', () => {
     const firsts = [0, 0.34, 0.67, 0.999999].map((r) =>
       new Rotation<Candidate>(candidateTarget, () => r).pick(list),
     );
     expect(new Set(firsts.map((x) => x.address))).toEqual(new Set(['192.0.2.1', '192.0.2.2', '192.0.2.3']));
+    // Agents that all held 192.0.2.1 (its replica died) do not all go to the same survivor.
+    const next = [0, 0.2, 0.7, 0.99].map((r) => {
+      let first = true;
+      const ring = new Rotation<Candidate>(candidateTarget, () => (first ? ((first = false), 0) : r));
+      ring.pick(list);
+      ring.settled();
+      ring.advance();
+      return ring.pick(list).address;
+    });
+    expect(new Set(next)).toEqual(new Set(['192.0.2.2', '192.0.2.3']));
   });
 
   it('stays with the one in use until told to move on, whatever order the resolver answers in', () => {
@@ -158,14 +171,16 @@ describe('Rotation', () => {
     ring.advance();
     expect(ring.pick([...list].reverse()).address).toBe('192.0.2.2');
     ring.advance();
-    // Shuffled again: still the next in order, never back to the one that just failed.
+    // Shuffled again: one not tried yet, never back to the one that just failed.
     expect(ring.pick([list[1], list[2], list[0]]).address).toBe('192.0.2.3');
   });
 
-  it('follows a server that left the list with the one after its place', () => {
+  it('replaces a server that left the list, and keeps one that is alone', () => {
     const ring = new Rotation<Candidate>(candidateTarget, () => 0.5);
     expect(ring.pick(list).address).toBe('192.0.2.2');
-    expect(ring.pick([c('192.0.2.1'), c('192.0.2.3')]).address).toBe('192.0.2.3');
+    expect(ring.pick([c('192.0.2.1'), c('192.0.2.3')]).address).not.toBe('192.0.2.2');
+    ring.advance();
+    expect(ring.pick([c('192.0.2.1')]).address).toBe('192.0.2.1');
     ring.advance();
     expect(ring.pick([c('192.0.2.1')]).address).toBe('192.0.2.1');
     expect(() => ring.pick([])).toThrow();

@@ -133,13 +133,15 @@ export async function resolveCandidates(
 
 /**
  * Which of several servers to use. The first pick is random, so a fleet spreads over them; after
- * that it stays with the one in use until told to move on, then takes the next in a fixed order
- * (by key, so a resolver that shuffles its answers cannot send it back to the one that failed). A
- * server that left the list is followed by the one after its place.
+ * that it stays with the one in use until told to move on, then takes, at random, one not tried
+ * since a stream was last up: never straight back to the one that just failed, and the agents of a
+ * replica that died spread over the survivors instead of all landing on the next one in some order.
+ * Once every server was tried, any other than the current one is worth a try again.
  */
 export class Rotation<T> {
   private current: string | undefined;
   private moving = false;
+  private readonly tried = new Set<string>();
 
   constructor(
     private readonly keyOf: (item: T) => string,
@@ -150,21 +152,33 @@ export class Rotation<T> {
     if (items.length === 0) throw new Error('no server to pick');
     const sorted = [...items].sort((a, b) => compare(this.keyOf(a), this.keyOf(b)));
     const current = this.current;
-    let chosen: T;
-    if (current === undefined) {
-      chosen = sorted[Math.min(sorted.length - 1, Math.floor(this.random() * sorted.length))];
-    } else {
-      const same = this.moving ? undefined : sorted.find((item) => this.keyOf(item) === current);
-      chosen = same ?? sorted.find((item) => compare(this.keyOf(item), current) > 0) ?? sorted[0];
+    const same =
+      current === undefined || this.moving ? undefined : sorted.find((i) => this.keyOf(i) === current);
+    let chosen = same;
+    if (chosen === undefined) {
+      let fresh = sorted.filter((item) => !this.tried.has(this.keyOf(item)));
+      if (fresh.length === 0) {
+        this.tried.clear();
+        fresh = sorted.filter((item) => this.keyOf(item) !== current);
+      }
+      if (fresh.length === 0) fresh = sorted;
+      chosen = fresh[Math.min(fresh.length - 1, Math.floor(this.random() * fresh.length))];
     }
     this.current = this.keyOf(chosen);
+    this.tried.add(this.current);
     this.moving = false;
     return chosen;
   }
 
-  /** The next pick takes the server after the one in use. */
+  /** The next pick takes another server. */
   advance(): void {
     this.moving = true;
+  }
+
+  /** A stream to the current server was up: every other server is worth a try again. */
+  settled(): void {
+    this.tried.clear();
+    if (this.current !== undefined) this.tried.add(this.current);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { ServiceSpecMsg } from '../contracts/agent-protocol/index.js';
+import type { MetricsSpecMsg, ServiceSpecMsg } from '../contracts/agent-protocol/index.js';
 import type { HealthCheckSpec, ServiceSpec } from './drivers/driver.js';
 
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
@@ -51,4 +51,11 @@ export function checksOf(services: ServiceSpecMsg[]): Map<string, HealthCheckSpe
   const checks = new Map<string, HealthCheckSpec>();
   for (const s of services) if (s.health_check && s.health_check.port > 0) checks.set(s.name, s.health_check);
   return checks;
+}
+
+/** The metrics endpoints the agent scrapes (name -> endpoint): those with a node port. */
+export function scrapeTargetsOf(services: ServiceSpecMsg[]): Map<string, MetricsSpecMsg> {
+  const targets = new Map<string, MetricsSpecMsg>();
+  for (const s of services) if (s.metrics && s.metrics.port > 0) targets.set(s.name, s.metrics);
+  return targets;
 }

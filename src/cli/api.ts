@@ -1,5 +1,5 @@
 import type { Connection } from './args.js';
-import { exchange, problemError, type Method, type Payload } from './http.js';
+import { exchange, openDownload, problemError, type Download, type Method, type Payload } from './http.js';
 import { TokenSource } from './tokens.js';
 
 /**
@@ -35,5 +35,19 @@ export class ApiClient {
     if (answer.status === 401) answer = await exchange(method, url, await this.tokens.renew(token), payload);
     if (answer.status >= 200 && answer.status < 300) return answer.body;
     throw problemError(answer);
+  }
+
+  /**
+   * GETs a file (`accept`: its media type): the download under way, its body not read yet. A
+   * failure throws an ApiError like `call`.
+   */
+  async download(path: string, accept: string): Promise<Download> {
+    const url = new URL(path, this.connection.server);
+    const token = await this.tokens.token();
+    let opened = await openDownload(url, token, accept);
+    if ('answer' in opened && opened.answer.status === 401)
+      opened = await openDownload(url, await this.tokens.renew(token), accept);
+    if ('answer' in opened) throw problemError(opened.answer);
+    return opened.download;
   }
 }

@@ -68,6 +68,7 @@ export type Command =
   | { name: 'tunnel services'; baseId: string }
   | { name: 'tunnel validate-url'; url: string; save: boolean }
   | { name: 'tunnel install-command'; token: JoinTokenSource }
+  | { name: 'debug bundle'; output: string | undefined }
   | { name: 'mcp' };
 
 /**
@@ -100,6 +101,7 @@ const OPTIONS = {
   type: { type: 'string' },
   'token-file': { type: 'string' },
   'no-save': { type: 'boolean' },
+  output: { type: 'string', short: 'o' },
 } as const;
 
 const COMMAND_OPTIONS = [
@@ -117,6 +119,7 @@ const COMMAND_OPTIONS = [
   'type',
   'token-file',
   'no-save',
+  'output',
 ] as const;
 type CommandOption = (typeof COMMAND_OPTIONS)[number];
 
@@ -167,6 +170,7 @@ const COMMANDS: Record<Command['name'], CommandSpec> = {
   'tunnel services': { options: [], args: ['BASE_ID'] },
   'tunnel validate-url': { options: ['no-save'], args: ['URL'] },
   'tunnel install-command': { options: ['token-file'], args: [] },
+  'debug bundle': { options: ['output'], args: [] },
   mcp: { options: [], args: [] },
 };
 
@@ -183,7 +187,7 @@ export function parseInvocation(argv: string[], env: CliEnv): Invocation {
     // parseArgs' messages name the option, never its value. Their first sentence is enough.
     const message = err instanceof Error ? err.message : String(err);
     const first = /^.*?\.(?=\s|$)/.exec(message)?.[0] ?? message.split('\n')[0];
-    // stackctl has no short options but -h: "-x..." is most likely an ID that starts with "-".
+    // stackctl has no short options but -h and -o: "-x..." is most likely an ID that starts with "-".
     const hint = /^Unknown option '-[^-]/.test(first) ? ' An ID that starts with "-" goes after "--".' : '';
     throw new UsageError(first + hint);
   }
@@ -308,6 +312,9 @@ function buildCommand(name: Command['name'], values: Values, args: string[], env
       return { name, url: args[0], save: !(values['no-save'] ?? false) };
     case 'tunnel install-command':
       return { name, token: joinTokenSource(values['token-file'], env.STACKCTL_JOIN_TOKEN) };
+    case 'debug bundle':
+      if (values.output === '') throw new UsageError('-o needs a file name.');
+      return { name, output: values.output };
     case 'mcp':
       return { name };
   }

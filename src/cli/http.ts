@@ -49,7 +49,23 @@ export async function exchange(
   token: string | undefined,
   payload: Payload | undefined,
 ): Promise<Answer> {
-  const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
+  const res = await send(method, url, token, payload, {
+    accept: 'application/json, application/problem+json',
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    timeoutMs: REQUEST_TIMEOUT_MS,
+  });
+  return answerOf(url, res);
+}
+
+/** The request on the wire; network failures and redirects become a CliError. */
+async function send(
+  method: Method,
+  url: URL,
+  token: string | undefined,
+  payload: Payload | undefined,
+  options: { accept: string; signal: AbortSignal; timeoutMs: number },
+): Promise<Response> {
+  const headers: Record<string, string> = { accept: options.accept };
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   if (payload !== undefined) headers['content-type'] = payload.contentType;
   let res: Response;
@@ -60,19 +76,24 @@ export async function exchange(
       body: payload?.data,
       // A redirect would carry the credentials elsewhere: report it instead of following it.
       redirect: 'manual',
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      signal: options.signal,
     });
   } catch (err) {
-    throw new CliError(`cannot reach ${url.origin}: ${describeFetchError(err)}.`);
+    throw new CliError(`cannot reach ${url.origin}: ${describeFetchError(err, options.timeoutMs)}.`);
   }
-  const requestId = res.headers.get('x-request-id') ?? undefined;
-  const retryAfter = res.headers.get('retry-after') ?? undefined;
   if (res.status >= 300 && res.status < 400) {
     const location = res.headers.get('location');
     throw new CliError(
       `the server answered HTTP ${res.status} redirecting to ${location ?? 'nowhere'}; give --server the final URL.`,
     );
   }
+  return res;
+}
+
+/** A response read whole and its JSON parsed; a body that is not JSON is a CliError unless an error. */
+async function answerOf(url: URL, res: Response): Promise<Answer> {
+  const requestId = res.headers.get('x-request-id') ?? undefined;
+  const retryAfter = res.headers.get('retry-after') ?? undefined;
   let text: string;
   try {
     text = await res.text();
@@ -87,6 +108,78 @@ export async function exchange(
     if (res.status >= 400) return answer;
     throw new CliError(`the server answered HTTP ${res.status} with a body that is not JSON.`);
   }
+}
+
+/** How long a download may wait for its answer to start, and then between two chunks of it. */
+const DOWNLOAD_START_TIMEOUT_MS = 120_000;
+const DOWNLOAD_IDLE_TIMEOUT_MS = 60_000;
+
+/** A download under way: its headers, and its body as chunks, each wait bounded. */
+export interface Download {
+  headers: Headers;
+  chunks: AsyncIterable<Uint8Array>;
+  /** Stops it: for a caller that will not read the body after all. */
+  cancel(): void;
+}
+
+/**
+ * GET a file: a 2xx answer is handed over unread (the body streams through `chunks`); any other is
+ * read like `exchange` reads it. The service may take a while before the first byte (it gathers a
+ * debug bundle first), so the start and each pause in the body get their own limits, not the whole.
+ */
+export async function openDownload(
+  url: URL,
+  token: string,
+  accept: string,
+): Promise<{ download: Download } | { answer: Answer }> {
+  const abort = new AbortController();
+  let timer = setTimeout(() => abort.abort(), DOWNLOAD_START_TIMEOUT_MS);
+  let res: Response;
+  try {
+    res = await send('GET', url, token, undefined, {
+      accept: `${accept}, application/problem+json`,
+      signal: abort.signal,
+      timeoutMs: DOWNLOAD_START_TIMEOUT_MS,
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+  if (res.status < 200 || res.status >= 300 || res.body === null) return { answer: await answerOf(url, res) };
+  const body = res.body;
+  async function* chunks(): AsyncGenerator<Uint8Array> {
+    const reader = body.getReader();
+    try {
+      for (;;) {
+        timer = setTimeout(() => abort.abort(), DOWNLOAD_IDLE_TIMEOUT_MS);
+        let next: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          next = await reader.read();
+        } catch (err) {
+          const reason = abort.signal.aborted
+            ? `nothing arrived for ${DOWNLOAD_IDLE_TIMEOUT_MS / 1000} s`
+            : describeFetchError(err);
+          throw new CliError(`the download from ${url.origin} broke off: ${reason}.`);
+        } finally {
+          clearTimeout(timer);
+        }
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      reader.releaseLock();
+      if (!abort.signal.aborted) abort.abort();
+    }
+  }
+  return { download: { headers: res.headers, chunks: chunks(), cancel: () => abort.abort() } };
+}
+
+/**
+ * The file name of a `Content-Disposition: attachment; filename="..."` header when it is a plain
+ * name (letters, digits, `.`, `_`, `-`; no path, not hidden), else undefined.
+ */
+export function attachmentName(header: string | null): string | undefined {
+  const name = /;\s*filename="([^"]*)"/i.exec(header ?? '')?.[1];
+  return name !== undefined && /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/.test(name) ? name : undefined;
 }
 
 /** An error answer as an ApiError: a problem, an RFC 6749 error, or just the status. */
@@ -148,9 +241,9 @@ const isPosition = (value: unknown): value is number =>
   typeof value === 'number' && Number.isInteger(value) && value > 0;
 
 /** fetch's "fetch failed" hides the reason in `cause` (an AggregateError for dual-stack hosts). */
-export function describeFetchError(err: unknown): string {
+export function describeFetchError(err: unknown, timeoutMs = REQUEST_TIMEOUT_MS): string {
   if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
-    return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+    return `no answer within ${timeoutMs / 1000} s`;
   let reason: unknown = err instanceof Error && err.cause !== undefined ? err.cause : err;
   if (reason instanceof AggregateError && reason.message === '' && reason.errors.length > 0)
     reason = reason.errors[0];

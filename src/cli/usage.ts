@@ -71,6 +71,10 @@ Commands:
                                 The commands that install an agent on a new node with a join
                                 token: read from FILE ("-": standard input), else from
                                 STACKCTL_JOIN_TOKEN; never from the command line
+  debug bundle [-o FILE]        Download this replica's debug bundle (a tar.gz: its logs of the
+                                last 24 hours, the configuration with secrets redacted, workers,
+                                the newest jobs, metrics, system figures) to FILE, by default the
+                                server's file name in the current directory; never overwrites
   mcp                           Serve the service's MCP tools, resources and prompts on standard
                                 input and output, for desktop AI clients that start a local
                                 program; the client secret comes from STACKCTL_CLIENT_SECRET only,
@@ -90,6 +94,7 @@ Options of the commands above:
   --follow                Keep printing new lines until the job has ended
   --token-file FILE       A file holding a join token and nothing else; "-" reads standard input
   --no-save               Only check the URL; keep the registry URL as it is
+  -o, --output FILE       Where "debug bundle" writes the archive (a new file)
 
 Environment: STACKCTL_JOIN_TOKEN holds the join token for "tunnel install-command" when no
 --token-file is given.

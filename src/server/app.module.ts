@@ -24,7 +24,9 @@ import { DriftModule } from './drift/drift.module.js';
 import { DefinitionModule } from './stacks/definition/definition.module.js';
 import { TunnelModule } from './tunnel/tunnel.module.js';
 import { MetricStoreModule } from './metric-store/metric-store.module.js';
+import { StackMonitoringModule } from './stack-monitoring/stack-monitoring.module.js';
 import { McpModule } from './mcp/mcp.module.js';
+import { DebugModule } from './debug/debug.module.js';
 
 /** Flattens class-validator's tree into the problem's `errors` array. */
 export function toFieldErrors(errors: ValidationError[], parent = ''): ProblemFieldError[] {
@@ -65,6 +67,8 @@ export class AppModule implements NestModule {
         TunnelModule,
         McpModule,
         MetricStoreModule,
+        DebugModule,
+        StackMonitoringModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },

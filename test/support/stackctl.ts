@@ -25,6 +25,8 @@ export interface StackctlOptions {
   input?: string;
   /** Strings that must never show in its output, besides the admin's secret. */
   secrets?: string[];
+  /** Its working directory (this process's by default). */
+  cwd?: string;
 }
 
 /**
@@ -41,6 +43,7 @@ export function startStackctl(
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
+    cwd: options.cwd,
   });
   let stdout = '';
   let stderr = '';

@@ -22,6 +22,7 @@ const definition = (over: Partial<ServiceDefinition> = {}): ServiceDefinition =>
   ports: [{ container: 9000, host: 9000, protocol: 'tcp' }],
   resources: { cpu: 0.5, memory_bytes: 2 ** 28 },
   health_check: null,
+  metrics: null,
   public: null,
   depends_on: [],
   placement: { labels: {} },

@@ -128,4 +128,33 @@ describe('process driver', () => {
     ]);
     await destroyStack(driver, stack, ctx());
   });
+
+  it('hands each output line to the sink whole, by stream, however the pipe splits it', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'so-process-driver-'));
+    const lines: [string, string, string, string][] = [];
+    driver = new ProcessDriver(dir, pino({ level: 'silent' }), undefined, (stackId, service, stream, line) =>
+      lines.push([stackId, service, stream, line]),
+    );
+    // A line written in two pieces (a "€" split between its bytes), CRLF, an empty line, a line
+    // longer than 4096 characters, stderr beside stdout, and a last line without its end.
+    const script = `
+      const euro = Buffer.from('€');
+      process.stdout.write(Buffer.concat([Buffer.from('half '), euro.subarray(0, 1)]));
+      setTimeout(() => {
+        process.stdout.write(Buffer.concat([euro.subarray(1), Buffer.from(' whole\\r\\n\\n')]));
+        process.stderr.write('to stderr\\n');
+        process.stdout.write('x'.repeat(5000) + '\\nlast without end');
+      }, 150);`;
+    await reconcile(driver, stack, [spec('talker', [process.execPath, '-e', script])], ctx());
+    await until(() => lines.some((l) => l[3] === 'last without end'));
+    expect(lines.filter((l) => l[2] === 'stdout').map((l) => l[3])).toEqual([
+      'half € whole',
+      'x'.repeat(4096),
+      'x'.repeat(904),
+      'last without end',
+    ]);
+    expect(lines.filter((l) => l[2] === 'stderr').map((l) => l[3])).toEqual(['to stderr']);
+    expect(new Set(lines.map((l) => `${l[0]}/${l[1]}`))).toEqual(new Set([`${stack.id}/talker`]));
+    expect(driver.tail(stack.id, 'talker')).toContain('half € whole');
+  });
 });

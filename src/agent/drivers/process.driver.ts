@@ -11,7 +11,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from 'pino';
+import type { OutputStream } from '../../contracts/agent-protocol/index.js';
 import { PRIVATE_FILE_MODE } from '../../contracts/private-files.js';
 import type { Driver, EnsureAction, ObservedService, ServiceSpec, StackRef, StepContext } from './driver.js';
 
@@ -24,6 +26,17 @@ const STABLE_RUN_MS = 10_000;
 /** Output file size before it is rotated to `.1`. */
 const MAX_OUTPUT_BYTES = 10 * 1024 * 1024;
 const TAIL_LINES = 200;
+/** A line longer than this is cut into pieces of this length (as it is read). */
+const MAX_LINE_CHARS = 4096;
+
+/** Receives each line a service writes, without its line end. */
+export type OutputSink = (stackId: string, service: string, stream: OutputStream, line: string) => void;
+
+/** One output pipe of the running process: a line begun in one chunk ends in a later one. */
+interface Pipe {
+  decoder: StringDecoder;
+  partial: string;
+}
 
 interface Supervised {
   stack: StackRef;
@@ -38,6 +51,7 @@ interface Supervised {
   /** Set while we stop it on purpose, so the exit does not trigger the restart policy. */
   stopping: boolean;
   tail: string[];
+  pipes: Record<'stdout' | 'stderr', Pipe>;
   logFile: string;
   pidFile: string;
 }
@@ -60,6 +74,8 @@ export class ProcessDriver implements Driver<Supervised> {
     private readonly log: Logger,
     /** The agent's PATH, the one variable of its environment a service gets. */
     private readonly path = '/usr/local/bin:/usr/bin:/bin',
+    /** Where the services' output lines go besides the tail and the file (the service's log store). */
+    private readonly sink: OutputSink = () => undefined,
   ) {
     this.killStale();
   }
@@ -162,6 +178,7 @@ export class ProcessDriver implements Driver<Supervised> {
       restartTimer: undefined,
       stopping: false,
       tail: [],
+      pipes: newPipes(),
       logFile: join(dir, `${spec.name}.log`),
       pidFile: join(dir, `${spec.name}.pid`),
     };
@@ -195,9 +212,12 @@ export class ProcessDriver implements Driver<Supervised> {
       return Promise.resolve((err as Error).message);
     }
     s.child = child;
-    const output = (chunk: Buffer) => this.output(s, chunk);
-    child.stdout?.on('data', output);
-    child.stderr?.on('data', output);
+    s.pipes = newPipes();
+    for (const stream of ['stdout', 'stderr'] as const) {
+      const pipe = child[stream];
+      pipe?.on('data', (chunk: Buffer) => this.output(s, stream, chunk));
+      pipe?.on('end', () => this.lines(s, stream, `${s.pipes[stream].decoder.end()}\n`));
+    }
     return new Promise((resolve) => {
       child.once('spawn', () => {
         s.status = 'running';
@@ -283,13 +303,8 @@ export class ProcessDriver implements Driver<Supervised> {
     });
   }
 
-  private output(s: Supervised, chunk: Buffer): void {
-    const text = chunk.toString('utf8');
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      s.tail.push(line.slice(0, 4096));
-      if (s.tail.length > TAIL_LINES) s.tail.shift();
-    }
+  private output(s: Supervised, stream: 'stdout' | 'stderr', chunk: Buffer): void {
+    this.lines(s, stream, s.pipes[stream].decoder.write(chunk));
     try {
       if (existsSync(s.logFile) && statSync(s.logFile).size > MAX_OUTPUT_BYTES)
         renameSync(s.logFile, `${s.logFile}.1`);
@@ -297,6 +312,27 @@ export class ProcessDriver implements Driver<Supervised> {
       appendFileSync(s.logFile, chunk, { mode: PRIVATE_FILE_MODE });
     } catch {
       // a full disk must not take the service down with it
+    }
+  }
+
+  /** The complete lines of `text` after what the pipe held; the rest waits for the next chunk. */
+  private lines(s: Supervised, stream: 'stdout' | 'stderr', text: string): void {
+    const pipe = s.pipes[stream];
+    const parts = (pipe.partial + text).split('\n');
+    pipe.partial = parts.pop()!;
+    while (pipe.partial.length > MAX_LINE_CHARS) {
+      parts.push(pipe.partial.slice(0, MAX_LINE_CHARS));
+      pipe.partial = pipe.partial.slice(MAX_LINE_CHARS);
+    }
+    for (const part of parts) {
+      const line = part.endsWith('\r') ? part.slice(0, -1) : part;
+      if (line === '') continue;
+      for (let i = 0; i < line.length; i += MAX_LINE_CHARS) {
+        const piece = line.slice(i, i + MAX_LINE_CHARS);
+        s.tail.push(piece);
+        if (s.tail.length > TAIL_LINES) s.tail.shift();
+        this.sink(s.stack.id, s.spec.name, stream, piece);
+      }
     }
   }
 
@@ -332,6 +368,11 @@ export class ProcessDriver implements Driver<Supervised> {
     }
   }
 }
+
+const newPipes = (): Record<'stdout' | 'stderr', Pipe> => ({
+  stdout: { decoder: new StringDecoder('utf8'), partial: '' },
+  stderr: { decoder: new StringDecoder('utf8'), partial: '' },
+});
 
 /** Whether `pid` still runs `program` (its first argument), so a reused pid is left alone. */
 function runs(pid: number, program: string): boolean {

@@ -9,6 +9,7 @@ import { runJobs } from './jobs.js';
 import { runDrift } from './drift.js';
 import { runTunnel } from './tunnel.js';
 import { runMcp } from './mcp.js';
+import { runDebug } from './debug.js';
 
 type Resource = Exclude<Command['name'], 'mcp'> extends `${infer R} ${string}` ? R : never;
 
@@ -27,6 +28,7 @@ export async function execute(api: ApiClient, command: Command, json: boolean): 
   if (isOf(command, 'jobs')) return runJobs(api, command, json);
   if (isOf(command, 'drift')) return runDrift(api, command, json);
   if (isOf(command, 'tunnel')) return runTunnel(api, command, json);
+  if (isOf(command, 'debug')) return runDebug(api, command, json);
   if (command.name === 'mcp') return runMcp(api.connection);
   // Every resource is handled above: a new one fails to compile here until it is.
   const unhandled: never = command;

@@ -15,6 +15,7 @@ export const STACKS = 'api/v1/orchestrator/stacks';
 export const JOBS = 'api/v1/orchestrator/jobs';
 export const VALIDATE = 'api/v1/orchestrator/unifier/validate';
 export const TUNNEL = 'api/v1/tunnel';
+export const DEBUG_BUNDLE = 'api/v1/orchestrator/debug/bundle';
 
 /** How often --wait and --follow ask the service again. */
 export const POLL_INTERVAL_MS = 500;

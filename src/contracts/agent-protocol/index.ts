@@ -113,6 +113,13 @@ export interface HealthCheckSpecMsg {
   interval_ms: number;
 }
 
+export interface MetricsSpecMsg {
+  /** The node port the agent scrapes on 127.0.0.1; 0 when it does not scrape. */
+  port: number;
+  path: string;
+  interval_ms: number;
+}
+
 export interface ServiceSpecMsg {
   name: string;
   image: string;
@@ -124,6 +131,8 @@ export interface ServiceSpecMsg {
   restart: string;
   health_check: HealthCheckSpecMsg | null;
   digest: string;
+  /** Absent from older services; null when the service has no metrics endpoint. */
+  metrics?: MetricsSpecMsg | null;
   /** Absent from older services (and from specs built before files existed): none. */
   files?: ServiceFileMsg[];
 }
@@ -216,13 +225,53 @@ export interface StateReportMsg {
   last_jobs: Record<string, string>;
 }
 
+export interface LabelMsg {
+  name: string;
+  value: string;
+}
+
+export interface MetricSampleMsg {
+  labels: LabelMsg[];
+  value: number;
+  /** 0: the scrape's time. */
+  timestamp_ms: number;
+}
+
+export interface ScrapeReportMsg {
+  stack_id: string;
+  service: string;
+  timestamp_ms: number;
+  samples: MetricSampleMsg[];
+  last: boolean;
+  up: boolean;
+  duration_seconds: number;
+  samples_scraped: number;
+  port: number;
+}
+
+export type OutputStream = 'stdout' | 'stderr' | 'agent';
+
+export interface OutputLineMsg {
+  stack_id: string;
+  service: string;
+  time_ms: number;
+  stream: string;
+  line: string;
+}
+
+export interface ServiceOutputMsg {
+  lines: OutputLineMsg[];
+}
+
 export interface AgentMessage {
-  body?: 'hello' | 'heartbeat' | 'connectivity' | 'job_event' | 'state';
+  body?: 'hello' | 'heartbeat' | 'connectivity' | 'job_event' | 'state' | 'scrape' | 'output';
   hello?: HelloMsg;
   heartbeat?: HeartbeatMsg;
   connectivity?: ConnectivityReportMsg;
   job_event?: JobEventMsg;
   state?: StateReportMsg;
+  scrape?: ScrapeReportMsg;
+  output?: ServiceOutputMsg;
 }
 
 export interface WelcomeMsg {

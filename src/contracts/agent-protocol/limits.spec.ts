@@ -24,6 +24,7 @@ const spec = (over: Partial<ServiceSpecMsg> = {}): ServiceSpecMsg => ({
   memory_bytes: 3 * 2 ** 30,
   restart: 'on-failure',
   health_check: { path: '/healthz', port: 8080, interval_ms: 90_000 },
+  metrics: { port: 9100, path: '/metrics', interval_ms: 15_000 },
   digest: `sha256:${'a'.repeat(64)}`,
   ...over,
 });
@@ -36,7 +37,17 @@ describe('agent channel limits', () => {
   it('computes a service spec exactly as the protocol encodes it', () => {
     const specs = [
       spec(),
-      spec({ name: 'a', image: '', command: [], env: {}, ports: [], health_check: null, memory_bytes: 0 }),
+      spec({
+        name: 'a',
+        image: '',
+        command: [],
+        env: {},
+        ports: [],
+        health_check: null,
+        metrics: null,
+        memory_bytes: 0,
+      }),
+      spec({ metrics: { port: 0, path: '/', interval_ms: 3_600_000 } }),
       spec({ env: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`V${i}`, 'é'.repeat(i * 7)])) }),
       spec({ command: ['/bin/app', 'x'.repeat(70_000)] }),
       spec({

@@ -1,4 +1,4 @@
-import type { ServiceSpecMsg } from './index.js';
+import type { MetricSampleMsg, OutputLineMsg, ServiceSpecMsg } from './index.js';
 
 /**
  * The limits that make "accepted" mean "can be sent": what a stack definition may hold, and how big
@@ -50,9 +50,32 @@ export const MAX_JOB_LINES_BYTES = 256 * 1024;
 /** Characters of a job's error and of each service result's error. */
 export const MAX_JOB_ERROR_CHARS = 2000;
 
+/**
+ * Scrapes (docs/metrics.md, "Stack services"). A response body over MAX_SCRAPE_BYTES, more than
+ * MAX_SCRAPE_SAMPLES samples, or a series past the label limits fails the scrape (`up` 0), as
+ * Prometheus's `body_size_limit`, `sample_limit` and label limits do. A scrape is sent in parts of
+ * at most MAX_SCRAPE_PART_BYTES encoded: with the label limits one sample takes at most about
+ * 200 KiB (three-byte characters), so a part always holds at least one.
+ */
+export const MAX_SCRAPE_BYTES = 10 * 1024 * 1024;
+export const MAX_SCRAPE_SAMPLES = 50_000;
+export const MAX_SCRAPE_LABELS = 32;
+export const MAX_SCRAPE_NAME_CHARS = 256;
+export const MAX_SCRAPE_VALUE_CHARS = 2048;
+export const MAX_SCRAPE_PART_BYTES = 1024 * 1024;
+
+/**
+ * Service output (docs/stack-logs.md): characters per line, lines and UTF-8 bytes per
+ * `ServiceOutput`; the service refuses a message over MAX_OUTPUT_LINES_PER_MESSAGE lines.
+ */
+export const MAX_OUTPUT_LINE_CHARS = 4096;
+export const MAX_OUTPUT_LINES_PER_MESSAGE = 1000;
+export const MAX_OUTPUT_BYTES_PER_MESSAGE = 256 * 1024;
+
 // ---- protobuf wire sizes (proto3, as grpc-js and protobufjs encode `agent.proto`) ----
 
 const varintBytes = (n: number): number => {
+  if (n < 0) return 10; // a negative int64 takes all ten bytes
   let bytes = 1;
   for (let rest = n; rest >= 0x80; rest = Math.floor(rest / 0x80)) bytes++;
   return bytes;
@@ -75,6 +98,8 @@ export function serviceSpecBytes(spec: ServiceSpecMsg): number {
   bytes += uint(spec.memory_bytes);
   const check = spec.health_check;
   if (check) bytes += delimited(text(check.path) + uint(check.port) + uint(check.interval_ms));
+  const metrics = spec.metrics;
+  if (metrics) bytes += delimited(uint(metrics.port) + text(metrics.path) + uint(metrics.interval_ms));
   for (const f of spec.files ?? []) bytes += delimited(text(f.path) + text(f.content) + uint(f.mode));
   return bytes;
 }
@@ -82,4 +107,18 @@ export function serviceSpecBytes(spec: ServiceSpecMsg): number {
 /** What a stack's services add to a `JobCommand`: the number MAX_STACK_SPEC_BYTES bounds. */
 export function stackSpecBytes(specs: ServiceSpecMsg[]): number {
   return specs.reduce((sum, spec) => sum + delimited(serviceSpecBytes(spec)), 0);
+}
+
+/** What one sample adds to a `ScrapeReport` (its field 4 entry, tag and length included). */
+export function scrapeSampleBytes(sample: MetricSampleMsg): number {
+  let bytes = 1 + 8 + uint(sample.timestamp_ms); // value (a double), timestamp
+  for (const label of sample.labels) bytes += delimited(text(label.name) + text(label.value));
+  return delimited(bytes);
+}
+
+/** What one line adds to a `ServiceOutput` (its field 1 entry). */
+export function outputLineBytes(line: OutputLineMsg): number {
+  return delimited(
+    text(line.stack_id) + text(line.service) + uint(line.time_ms) + text(line.stream) + text(line.line),
+  );
 }

@@ -17,3 +17,5 @@ export type * from './settings.js';
 export type * from './audit.js';
 export type * from './orchestrator.js';
 export type * from './tunnel.js';
+export type * from './debug.js';
+export type * from './stack-logs.js';

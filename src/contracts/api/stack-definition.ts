@@ -21,13 +21,16 @@ export interface HealthCheckDefinition {
   interval_ms: number;
 }
 
-/** Where the service exposes Prometheus metrics; the stack's metrics store scrapes it. */
+/**
+ * Where a service exposes Prometheus metrics (the text exposition format). The process driver's
+ * agent scrapes `http://127.0.0.1:<port><path>` every `interval_ms` and pushes the samples to the
+ * built-in metric store; the monitoring stack's metrics store scrapes it too when it runs.
+ */
 export interface MetricsDefinition {
-  /** The port the service listens on (inside the container for docker). */
+  /** The port the service serves its metrics on (process driver: a node port; docker: the container port). */
   port: number;
-  /** HTTP path starting with `/`; default `/metrics`. */
+  /** HTTP path starting with `/`; `/metrics` by default. */
   path: string;
-  /** Scrape interval; default 15 s. */
   interval_ms: number;
 }
 
@@ -71,6 +74,11 @@ export interface ServiceDefinition {
   ports: PortDefinition[];
   resources: { cpu: number; memory_bytes: number };
   health_check: HealthCheckDefinition | null;
+  /**
+   * Its metrics endpoint, or null. Stored revisions from before the field have none: read a
+   * missing value as null.
+   */
+  metrics: MetricsDefinition | null;
   /** Published through the tunnel ingress, or null. */
   public: PublicDefinition | null;
   depends_on: string[];
@@ -81,8 +89,6 @@ export interface ServiceDefinition {
   driver: DriverName;
   /** Where the service came from: the file, or the monitoring stack the file enabled. */
   origin: 'definition' | 'monitoring';
-  /** Present when the service declares `metrics`. */
-  metrics?: MetricsDefinition;
   /** Present on monitoring services with generated configuration. */
   files?: ServiceFileDefinition[];
 }

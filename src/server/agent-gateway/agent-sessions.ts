@@ -7,7 +7,9 @@ import type {
   HeartbeatMsg,
   HelloMsg,
   JobEventMsg,
+  ScrapeReportMsg,
   ServerMessage,
+  ServiceOutputMsg,
   StateReportMsg,
 } from '../../contracts/agent-protocol/index.js';
 
@@ -47,6 +49,12 @@ export interface AgentStateHandler {
   disconnected(workerId: string): void;
 }
 
+/** Receives the stacks' scrapes and service output the agents send (the stack monitoring feature). */
+export interface AgentMonitoringHandler {
+  scrape(workerId: string, report: ScrapeReportMsg): void;
+  output(workerId: string, output: ServiceOutputMsg): void;
+}
+
 type Stream = ServerDuplexStream<AgentMessage, ServerMessage>;
 
 /** The live agent streams of this replica, one per worker. */
@@ -57,6 +65,7 @@ export class AgentSessions {
   private handler: AgentEventsHandler | undefined;
   private readonly workHandlers: AgentWorkHandler[] = [];
   private readonly stateHandlers: AgentStateHandler[] = [];
+  private monitoringHandler: AgentMonitoringHandler | undefined;
 
   setHandler(handler: AgentEventsHandler): void {
     this.handler = handler;
@@ -68,6 +77,20 @@ export class AgentSessions {
 
   addStateHandler(handler: AgentStateHandler): void {
     this.stateHandlers.push(handler);
+  }
+
+  setMonitoringHandler(handler: AgentMonitoringHandler): void {
+    this.monitoringHandler = handler;
+  }
+
+  /** Hands a scrape to the stack monitoring feature (dropped when none is registered). */
+  scrape(workerId: string, report: ScrapeReportMsg): void {
+    this.monitoringHandler?.scrape(workerId, report);
+  }
+
+  /** Hands service output lines to the stack monitoring feature. */
+  output(workerId: string, output: ServiceOutputMsg): void {
+    this.monitoringHandler?.output(workerId, output);
   }
 
   /** The workers feature: hello, heartbeats, connectivity reports. */

@@ -231,6 +231,10 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
             this.sessions.jobEvent(workerId, message.job_event);
           } else if (message.state) {
             this.sessions.stateReport(workerId, message.state);
+          } else if (message.scrape) {
+            this.sessions.scrape(workerId, message.scrape);
+          } else if (message.output) {
+            this.sessions.output(workerId, message.output);
           }
         })
         .catch(fail);

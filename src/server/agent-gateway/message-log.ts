@@ -37,6 +37,16 @@ export function summarize(message: AgentMessage | ServerMessage): Record<string,
       lines: m.job_event.lines.length,
       ...(m.job_event.error ? { error: m.job_event.error } : {}),
     };
+  if (m.scrape)
+    return {
+      kind: 'scrape',
+      stack_id: m.scrape.stack_id,
+      service: m.scrape.service,
+      samples: m.scrape.samples.length,
+      last: m.scrape.last,
+      up: m.scrape.up,
+    };
+  if (m.output) return { kind: 'output', lines: m.output.lines.length };
   if (m.connectivity)
     return {
       kind: 'connectivity',
@@ -86,7 +96,8 @@ export function redactForTrace(value: unknown, key = ''): unknown {
 
 /**
  * Debug: one record per message to or from an agent (heartbeat acks only at trace); trace adds the
- * redacted body. Costs one level check when neither is on.
+ * redacted body, except for scrapes and service output: bulk data a service wrote, which may hold
+ * anything (docs/stack-logs.md serves it to its owner only). Costs one level check when neither is on.
  */
 export function logAgentMessage(
   logger: Logger,
@@ -103,7 +114,9 @@ export function logAgentMessage(
       worker_id: workerId,
       direction,
       ...summarize(message),
-      ...(trace ? { body: redactForTrace(message) } : {}),
+      ...(trace && !(message as AgentMessage).scrape && !(message as AgentMessage).output
+        ? { body: redactForTrace(message) }
+        : {}),
     },
     `agent message ${direction}`,
   );

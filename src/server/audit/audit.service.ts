@@ -17,6 +17,7 @@ export type AuditAction =
   | 'client.deleted'
   | 'keys.rotated'
   | 'settings.changed'
+  | 'debug.bundle_created'
   | 'join_token.created'
   | 'join_token.revoked'
   | 'worker.enrolled'

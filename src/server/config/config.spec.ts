@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AppConfig, ConfigError, VARIABLES, loadConfig } from './config.js';
+import { redactUrl } from './parsers.js';
 
 const problemsOf = (env: Record<string, string>): string[] => {
   try {
@@ -96,12 +97,25 @@ describe('AppConfig', () => {
       ENCRYPTION_KEY: 'k'.repeat(40),
     });
     const view = config.sanitized();
-    expect(view.DATABASE_URL).toBe('[REDACTED]');
+    // The host and database help a diagnosis; the password never shows.
+    expect(view.DATABASE_URL).toBe('postgres://u:[REDACTED]@db/x');
     expect(view.BOOTSTRAP_CLIENT_SECRET).toBe('[REDACTED]');
     expect(view.BOOTSTRAP_CLIENT_ID).toBe('abc');
     expect(view.PORT).toBe('5260');
     expect(view.ENCRYPTION_KEY).toBe('[REDACTED]');
     expect(JSON.stringify(view)).not.toMatch(/pw@|bbbb|kkkk/);
+  });
+
+  it('redacts passwords and secret parameters of URLs, and the whole of what is not a URL', () => {
+    const view = new AppConfig({
+      DATABASE_URL: 'postgresql://app:p%40ss@db:5432/x?sslpassword=kp&application_name=so',
+      PUBLIC_URL: 'https://user:hunter2@example.com/',
+    }).sanitized();
+    expect(view.DATABASE_URL).toBe(
+      'postgresql://app:[REDACTED]@db:5432/x?sslpassword=[REDACTED]&application_name=so',
+    );
+    expect(view.PUBLIC_URL).toBe('https://user:[REDACTED]@example.com/');
+    expect(redactUrl('not a url with secret')).toBe('[REDACTED]');
   });
 });
 
@@ -113,6 +127,28 @@ describe('loadConfig', () => {
     const config = loadConfig({ LOG_LEVEL: 'error' }, file);
     expect(config.port).toBe(6000);
     expect(config.logLevel).toBe('error');
+  });
+
+  it('tells where each value came from: default, environment, .env, or unset', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'so-env-'));
+    const file = join(dir, '.env');
+    writeFileSync(file, 'PORT=6000\nLOG_LEVEL=warn\nENCRYPTION_KEY=' + 'e'.repeat(40) + '\n');
+    const described = new Map(
+      loadConfig({ LOG_LEVEL: 'error', HOST: '127.0.0.1' }, file)
+        .describe()
+        .map((v) => [v.name, v]),
+    );
+    expect(described.get('PORT')).toMatchObject({ value: '6000', source: '.env', default: '5260' });
+    expect(described.get('LOG_LEVEL')).toMatchObject({ value: 'error', source: 'environment' });
+    expect(described.get('HOST')).toMatchObject({ value: '127.0.0.1', source: 'environment' });
+    expect(described.get('AGENT_PORT')).toMatchObject({ value: '5263', source: 'default' });
+    expect(described.get('TUNNEL_SSH_HOST')).toMatchObject({ value: null, source: 'unset' });
+    expect(described.get('ENCRYPTION_KEY')).toMatchObject({
+      value: '[REDACTED]',
+      source: '.env',
+      sensitive: true,
+    });
+    expect(described.size).toBe(Object.keys(VARIABLES).length);
   });
 
   it('works without a .env file', () => {

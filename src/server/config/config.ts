@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseEnv } from 'node:util';
-import { LOG_LEVELS, type HostPort, type LogLevel, type VariableSpec } from './parsers.js';
+import { LOG_LEVELS, REDACTED, type HostPort, type LogLevel, type VariableSpec } from './parsers.js';
 import { VARIABLES } from './variables.js';
 
 export { LOG_LEVELS, VARIABLES, type HostPort, type LogLevel };
@@ -52,6 +52,20 @@ export class ConfigError extends Error {
 
 type Raw = Record<string, string | undefined>;
 
+/** Where a variable's value came from: `.env` only through loadConfig, which knows the file. */
+export type VariableSource = 'default' | 'environment' | '.env' | 'unset';
+
+/** One variable as the debug bundle's config.json shows it: secrets never in the clear. */
+export interface VariableView {
+  name: string;
+  /** The effective value; "[REDACTED]" (or a URL with its password redacted) when sensitive. */
+  value: string | null;
+  source: VariableSource;
+  sensitive: boolean;
+  default: string | null;
+  description: string;
+}
+
 type Variables = typeof VARIABLES;
 export type VariableName = keyof Variables;
 
@@ -98,23 +112,30 @@ export class AppConfig {
   /** The environment as started, for child processes (cloudflared) that inherit a filtered part. */
   readonly processEnvironment: Readonly<Record<string, string | undefined>>;
 
+  readonly debugBundleLogMaxBytes: number;
+
   /** The raw values as read, by variable name, for the sanitized view. */
   private readonly raw: Partial<Record<VariableName, string>>;
+  private readonly sources: Partial<Record<VariableName, VariableSource>>;
 
-  constructor(values: Raw = {}) {
+  /** `fromEnvFile`: the names whose value came from the `.env` file rather than the environment. */
+  constructor(values: Raw = {}, fromEnvFile: ReadonlySet<string> = new Set()) {
     const problems: string[] = [];
     const raw: Partial<Record<VariableName, string>> = {};
+    const sources: Partial<Record<VariableName, VariableSource>> = {};
     const read = <K extends VariableName>(name: K): ReturnType<Variables[K]['parse']> | undefined => {
       const spec: VariableSpec<unknown> = VARIABLES[name];
       const given = values[name]?.trim();
-      const value = given === undefined || given === '' ? spec.default : given;
+      const defaulted = given === undefined || given === '';
+      const value = defaulted ? spec.default : given;
       if (value === undefined) return undefined;
       raw[name] = value;
+      sources[name] = defaulted ? 'default' : fromEnvFile.has(name) ? '.env' : 'environment';
       try {
         return spec.parse(value) as ReturnType<Variables[K]['parse']>;
       } catch (err) {
         problems.push(
-          `${name} ${(err as Error).message} (got ${spec.sensitive ? '[REDACTED]' : JSON.stringify(value)})`,
+          `${name} ${(err as Error).message} (got ${spec.sensitive ? REDACTED : JSON.stringify(value)})`,
         );
         return undefined;
       }
@@ -152,6 +173,7 @@ export class AppConfig {
     this.authFailureLimit = read('AUTH_FAILURE_LIMIT') ?? 0;
     this.authFailureAddressLimit = read('AUTH_FAILURE_ADDRESS_LIMIT') ?? 0;
     this.authFailureWindowMs = read('AUTH_FAILURE_WINDOW') ?? 0;
+    this.debugBundleLogMaxBytes = read('DEBUG_BUNDLE_LOG_MAX_BYTES') ?? 0;
     this.processEnvironment = Object.freeze({ ...values });
     this.platformHints = {
       KUBERNETES_SERVICE_HOST: values.KUBERNETES_SERVICE_HOST,
@@ -199,6 +221,7 @@ export class AppConfig {
     }
     if (problems.length > 0) throw new ConfigError(problems);
     this.raw = raw;
+    this.sources = sources;
   }
 
   /** Host and port agents dial, derived from PUBLIC_URL's host and AGENT_PORT. */
@@ -208,14 +231,29 @@ export class AppConfig {
 
   /** Every variable with its effective value; sensitive ones replaced by "[REDACTED]". */
   sanitized(): Record<string, string | null> {
-    const out: Record<string, string | null> = {};
-    for (const name of Object.keys(VARIABLES) as VariableName[]) {
+    return Object.fromEntries(this.describe().map((v) => [v.name, v.value]));
+  }
+
+  /** Every variable with its sanitized value, its source, default and description. */
+  describe(): VariableView[] {
+    return (Object.keys(VARIABLES) as VariableName[]).map((name) => {
       const spec: VariableSpec<unknown> = VARIABLES[name];
       const value = this.raw[name];
-      out[name] = value === undefined ? null : spec.sensitive ? '[REDACTED]' : value;
-    }
-    return out;
+      return {
+        name,
+        value: value === undefined ? null : sanitize(spec, value),
+        source: this.sources[name] ?? 'unset',
+        sensitive: spec.sensitive === true,
+        default: spec.default === undefined ? null : sanitize(spec, spec.default),
+        description: spec.description,
+      };
+    });
   }
+}
+
+function sanitize(spec: VariableSpec<unknown>, value: string): string {
+  if (spec.redact) return spec.redact(value);
+  return spec.sensitive ? REDACTED : value;
 }
 
 /**
@@ -225,5 +263,6 @@ export class AppConfig {
 export function loadConfig(env: Raw = process.env, envFile = resolve('.env')): AppConfig {
   let fromFile: Raw = {};
   if (existsSync(envFile)) fromFile = parseEnv(readFileSync(envFile, 'utf8'));
-  return new AppConfig({ ...fromFile, ...env });
+  const fileOnly = Object.keys(fromFile).filter((name) => (env[name] ?? '').trim() === '');
+  return new AppConfig({ ...fromFile, ...env }, new Set(fileOnly));
 }

@@ -8,8 +8,36 @@ export interface VariableSpec<T> {
   /** Default used when the variable is unset or empty. `undefined` means "unset is allowed". */
   default?: string;
   sensitive?: boolean;
+  /**
+   * For a sensitive value that is useful to see in part (a URL's host and database): what views
+   * show instead of "[REDACTED]", with every secret part replaced.
+   */
+  redact?: (value: string) => string;
   description: string;
   parse: (value: string) => T;
+}
+
+export const REDACTED = '[REDACTED]';
+
+/** Query parameters of a connection URL that carry secrets (libpq and node-postgres names). */
+const SECRET_URL_PARAMS = /pass|secret|token|key$/i;
+
+/**
+ * A URL with its password and any secret-looking query parameter replaced by "[REDACTED]"; text
+ * that does not parse as a URL is redacted whole.
+ */
+export function redactUrl(value: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    return REDACTED;
+  }
+  if (parsed.password !== '') parsed.password = REDACTED;
+  for (const name of [...parsed.searchParams.keys()])
+    if (SECRET_URL_PARAMS.test(name)) parsed.searchParams.set(name, REDACTED);
+  // URL percent-encodes the brackets: views show the marker as it is written everywhere else.
+  return parsed.toString().replaceAll(encodeURIComponent(REDACTED), REDACTED);
 }
 
 export const port = (value: string): number => {

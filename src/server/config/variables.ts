@@ -10,6 +10,7 @@ import {
   port,
   positiveInt,
   sshFingerprint,
+  redactUrl,
   text,
   url,
   type VariableSpec,
@@ -30,6 +31,7 @@ export const VARIABLES = {
   },
   DATABASE_URL: {
     sensitive: true,
+    redact: redactUrl,
     description: 'PostgreSQL URL; unset runs the embedded database (PGlite) under DATA_DIR',
     parse: url(['postgres:', 'postgresql:']),
   },
@@ -46,6 +48,7 @@ export const VARIABLES = {
   PUBLIC_URL: {
     description: 'Public base URL of this instance (default http://localhost:PORT)',
     parse: url(['http:', 'https:']),
+    redact: redactUrl,
   },
   LOG_LEVEL: {
     default: 'info',
@@ -206,6 +209,7 @@ export const VARIABLES = {
   TUNNEL_PUBLIC_URL: {
     description: 'Where the relay exposes the forwarded HTTP port, e.g. https://tunnel.example.com',
     parse: url(['http:', 'https:']),
+    redact: redactUrl,
   },
   TUNNEL_AGENT_HOST: {
     description: 'Host agents dial through the tunnel (default: TUNNEL_SSH_HOST)',
@@ -270,5 +274,15 @@ export const VARIABLES = {
     default: '10m',
     description: "Samples older than their series' newest by more than this are dropped and counted",
     parse: duration(0, 86_400_000),
+  },
+  DEBUG_BUNDLE_LOG_MAX_BYTES: {
+    default: '50MB',
+    description:
+      'Size cap of the logs in a debug bundle (10MB, 1GiB); the newest lines of the last 24 hours are kept',
+    parse: (v: string) => {
+      const bytes = byteSize(v);
+      if (bytes < 1) throw new Error('must be at least 1 byte');
+      return bytes;
+    },
   },
 } satisfies Record<string, VariableSpec<unknown>>;

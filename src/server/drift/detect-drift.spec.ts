@@ -12,6 +12,7 @@ const web = (over: Partial<ServiceDefinition> = {}): ServiceDefinition => ({
   ports: [{ container: 8080, host: 18080, protocol: 'tcp' }],
   resources: { cpu: 0.5, memory_bytes: 64 * 1024 * 1024 },
   health_check: null,
+  metrics: null,
   public: null,
   depends_on: [],
   placement: { labels: {} },

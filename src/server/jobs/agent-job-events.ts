@@ -6,7 +6,8 @@ import { SessionDirectory } from '../agent-gateway/session-directory.js';
 import { isUuid } from '../common/ids.js';
 import type { JobEntity } from './entities/job.entity.js';
 import { JobDispatcher } from './job-dispatcher.js';
-import { JobEventWriter, printable, type AgentResult } from './job-event-writer.js';
+import { printable } from '../common/printable.js';
+import { JobEventWriter, type AgentResult } from './job-event-writer.js';
 import { JobLifecycle } from './job-lifecycle.js';
 import { JobsRepository } from './jobs.repository.js';
 

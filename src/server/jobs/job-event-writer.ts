@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { JobEventMsg } from '../../contracts/agent-protocol/index.js';
 import { MAX_JOB_LINE_CHARS } from '../../contracts/agent-protocol/limits.js';
+import { printable } from '../common/printable.js';
 import { JobsRepository } from './jobs.repository.js';
 
 /** Agent confirmations, progress and output lines are written in batches this often. */
@@ -13,10 +14,6 @@ const MAX_BUFFERED_LINES = 50_000;
 const MAX_COUNTED_JOBS = 10_000;
 /** Final job events waiting for a write; more are dropped (the agent sends them again on reconnect). */
 const MAX_BUFFERED_RESULTS = 10_000;
-
-/** Text PostgreSQL accepts: no NUL, no other control characters but tab. */
-// eslint-disable-next-line no-control-regex -- removing control characters is the point
-export const printable = (text: string): string => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
 
 /** A final job event (succeeded, failed, cancelled) as an agent sent it. */
 export interface AgentResult {

@@ -21,6 +21,12 @@ export interface JobLogLine {
   line: string;
 }
 
+/** The last lines of a job's output, and how many it has in all. */
+export interface JobLogTail {
+  lines: JobLogLine[];
+  total: number;
+}
+
 /** The states an event may be applied in, read off the one transition table. */
 export const statesAccepting = (event: JobEvent): JobState[] =>
   JOB_STATES.filter((state) => nextJobState(state, event) !== null);
@@ -234,6 +240,79 @@ export class JobsRepository {
       .orderBy('j.updated_at', 'ASC')
       .limit(limit)
       .getMany();
+  }
+
+  /** The ids of the newest jobs of every owner, newest first (the debug bundle). */
+  async newestIds(limit: number): Promise<string[]> {
+    const rows = await this.dataSource.query<{ id: string }[]>(
+      'SELECT id FROM jobs ORDER BY created_at DESC, id DESC LIMIT $1',
+      [limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async count(): Promise<number> {
+    const rows = await this.dataSource.query<{ n: string }[]>('SELECT count(*) AS n FROM jobs');
+    return Number(rows[0].n);
+  }
+
+  /** Jobs by id, newest first, without their payload (it holds the services' environment values). */
+  findByIdsWithoutPayload(ids: string[]): Promise<JobEntity[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.repo
+      .createQueryBuilder('j')
+      .select([
+        'j.id',
+        'j.owner',
+        'j.type',
+        'j.stackId',
+        'j.stackName',
+        'j.revision',
+        'j.workerId',
+        'j.status',
+        'j.progress',
+        'j.attempts',
+        'j.maxAttempts',
+        'j.error',
+        'j.results',
+        'j.timeoutMs',
+        'j.createdAt',
+        'j.dispatchedAt',
+        'j.startedAt',
+        'j.finishedAt',
+        'j.updatedAt',
+        'j.createdBy',
+      ])
+      .where('j.id = ANY(:ids)', { ids })
+      .orderBy('j.created_at', 'DESC')
+      .addOrderBy('j.id', 'DESC')
+      .getMany();
+  }
+
+  /** The last `lines` output lines of each job, oldest first, with each job's line count. */
+  async logTails(jobIds: string[], lines: number): Promise<Map<string, JobLogTail>> {
+    const tails = new Map<string, JobLogTail>(jobIds.map((id) => [id, { lines: [], total: 0 }]));
+    if (jobIds.length === 0) return tails;
+    const rows = await this.dataSource.query<
+      { job_id: string; id: string | null; time: Date | null; line: string | null; total: string }[]
+    >(
+      `SELECT j.id AS job_id, l.id, l.time, l.line,
+              (SELECT count(*) FROM job_logs c WHERE c.job_id = j.id) AS total
+         FROM unnest($1::uuid[]) AS j (id)
+         LEFT JOIN LATERAL (
+           SELECT id, time, line FROM job_logs WHERE job_id = j.id ORDER BY id DESC LIMIT $2
+         ) l ON true
+        ORDER BY j.id, l.id`,
+      [jobIds, lines],
+    );
+    for (const row of rows) {
+      const tail = tails.get(row.job_id);
+      if (!tail) continue;
+      tail.total = Number(row.total);
+      if (row.id !== null && row.time !== null && row.line !== null)
+        tail.lines.push({ id: Number(row.id), time: new Date(row.time), line: row.line });
+    }
+    return tails;
   }
 
   /** Unfinished jobs placed on a worker that was deleted since. */

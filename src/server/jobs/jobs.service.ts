@@ -6,6 +6,7 @@ import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import type { Caller } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
 import type { JobCleanup, JobLogPage, JobView } from '../../contracts/api/jobs.js';
+import { assertOperator } from '../auth/operator.js';
 import type { ListJobsDto } from './dto/list-jobs.dto.js';
 import { JobEntity, type JobPayload } from './entities/job.entity.js';
 import { JobDispatcher } from './job-dispatcher.js';
@@ -25,6 +26,13 @@ export interface NewJob {
   workerId: string | null;
   payload: JobPayload;
   createdBy: string;
+}
+
+/** A job in the debug bundle: its view, its owner and the end of its output. */
+export interface JobWithLogTail extends JobView {
+  owner: string;
+  log_lines_total: number;
+  log_tail: { time: string; line: string }[];
 }
 
 /**
@@ -142,6 +150,32 @@ export class JobsService {
       next_after: rows.length > 0 ? rows[rows.length - 1].id : after,
       complete: isTerminal(job.status) && rows.length < limit,
     };
+  }
+
+  /** Every owner's jobs in all, and the ids of the newest `limit`, newest first (operator only). */
+  async newestEveryOwner(caller: Caller, limit: number): Promise<{ total: number; ids: string[] }> {
+    assertOperator(caller);
+    return { total: await this.repository.count(), ids: await this.repository.newestIds(limit) };
+  }
+
+  /** These jobs of any owner, newest first, each with its owner and last `lines` output lines. */
+  async withLogTails(caller: Caller, ids: string[], lines: number): Promise<JobWithLogTail[]> {
+    assertOperator(caller);
+    await this.writer.written();
+    const jobs = await this.repository.findByIdsWithoutPayload(ids);
+    const tails = await this.repository.logTails(
+      jobs.map((j) => j.id),
+      lines,
+    );
+    return jobs.map((job) => {
+      const tail = tails.get(job.id) ?? { lines: [], total: 0 };
+      return {
+        ...view(job),
+        owner: job.owner,
+        log_lines_total: tail.total,
+        log_tail: tail.lines.map((l) => ({ time: l.time.toISOString(), line: l.line })),
+      };
+    });
   }
 
   /** Queued: cancelled at once (200). Dispatched or running: cancelling until the agent confirms (202). */

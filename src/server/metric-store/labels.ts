@@ -4,6 +4,7 @@
  * duplicates refused), a canonical key string that identifies a series and a 53-bit hash of it,
  * Prometheus's order, and the lookups and edits storage and the engine share.
  */
+import { quoteForMessage } from '../../contracts/exposition.js';
 import { MetricInputError } from './errors.js';
 import type { Label, LabelSet } from './series.js';
 
@@ -41,10 +42,7 @@ export interface LabelLimits {
   maxValueLength?: number;
 }
 
-/** For messages: a name or value shortened and quoted, so an error never echoes a megabyte. */
-export function quoteForMessage(s: string): string {
-  return JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s);
-}
+export { quoteForMessage };
 
 /**
  * The canonical form of a label set: names valid (`__name__`'s value a valid metric name),

@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { every } from '../common/periodic.js';
-import { labelsFromRecord, labelsKey } from './labels.js';
-import { MetricStoreService, type IncomingSeries } from './store/metric-store.service.js';
+import { labelsFromRecord } from './labels.js';
+import { SampleBuffer } from './sample-buffer.js';
+import { MetricStoreService } from './store/metric-store.service.js';
 
 /** A heartbeat's node figures (the worker view's `metrics`). */
 export interface NodeFigures {
@@ -41,21 +42,8 @@ export interface ServiceFigures {
 }
 
 const FLUSH_EVERY_MS = 5_000;
-/** Heartbeats held at most between flushes; beyond it the oldest are dropped (and counted as a warning). */
-const MAX_PENDING = 100_000;
-
-type Collected = IncomingSeries & { timestamps: number[]; values: number[] };
-
-interface Sample {
-  labels: Record<string, string>;
-  value: number;
-}
-
-interface Pending {
-  owner: string;
-  at: number;
-  samples: Sample[];
-}
+/** Samples held at most between flushes (25,000 heartbeats); beyond it they are dropped (and counted). */
+const MAX_PENDING_SAMPLES = 100_000;
 
 /**
  * Node and service metrics into the metric store: each heartbeat's figures and each state report's
@@ -66,9 +54,8 @@ interface Pending {
 @Injectable()
 export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('metric-store');
-  private pending: Pending[] = [];
+  private readonly buffer = new SampleBuffer(MAX_PENDING_SAMPLES);
   private timer: NodeJS.Timeout | undefined;
-  private droppedSinceLog = 0;
 
   constructor(private readonly store: MetricStoreService) {}
 
@@ -82,61 +69,28 @@ export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDest
   }
 
   record(owner: string, workerId: string, worker: string, figures: NodeFigures, at = Date.now()): void {
-    this.push({
-      owner,
-      at,
-      samples: (Object.entries(NODE_SERIES) as [keyof NodeFigures, string][]).map(([field, name]) => ({
-        labels: { __name__: name, worker_id: workerId, worker },
-        value: figures[field],
-      })),
-    });
+    for (const [field, name] of Object.entries(NODE_SERIES) as [keyof NodeFigures, string][]) {
+      const labels = labelsFromRecord({ __name__: name, worker_id: workerId, worker });
+      this.buffer.add(owner, labels, at, figures[field]);
+    }
   }
 
   /** A state report's services of one worker. */
   recordServices(owner: string, workerId: string, services: ServiceFigures[], at = Date.now()): void {
-    const samples: Sample[] = [];
     for (const s of services) {
-      const labels = { stack_id: s.stackId, service: s.service, worker_id: workerId };
-      samples.push({ labels: { __name__: SERVICE_SERIES.up, ...labels }, value: s.up ? 1 : 0 });
-      samples.push({ labels: { __name__: SERVICE_SERIES.restarts, ...labels }, value: s.restarts });
-      if (s.healthLatency !== null)
-        samples.push({
-          labels: { __name__: SERVICE_SERIES.health_latency, ...labels },
-          value: s.healthLatency,
-        });
+      const base = { stack_id: s.stackId, service: s.service, worker_id: workerId };
+      const add = (name: string, value: number): void => {
+        this.buffer.add(owner, labelsFromRecord({ __name__: name, ...base }), at, value);
+      };
+      add(SERVICE_SERIES.up, s.up ? 1 : 0);
+      add(SERVICE_SERIES.restarts, s.restarts);
+      if (s.healthLatency !== null) add(SERVICE_SERIES.health_latency, s.healthLatency);
     }
-    if (samples.length > 0) this.push({ owner, at, samples });
-  }
-
-  private push(pending: Pending): void {
-    if (this.pending.length >= MAX_PENDING) {
-      this.pending.shift();
-      this.droppedSinceLog++;
-    }
-    this.pending.push(pending);
   }
 
   /** Writes what was recorded since the last flush. */
   async flush(): Promise<void> {
-    if (this.droppedSinceLog > 0) {
-      this.logger.warn({ dropped: this.droppedSinceLog }, 'node metrics dropped: the store fell behind');
-      this.droppedSinceLog = 0;
-    }
-    const taken = this.pending;
-    this.pending = [];
-    const byOwner = new Map<string, Map<string, Collected>>();
-    for (const p of taken) {
-      let series = byOwner.get(p.owner);
-      if (series === undefined) byOwner.set(p.owner, (series = new Map<string, Collected>()));
-      for (const sample of p.samples) {
-        const labels = labelsFromRecord(sample.labels);
-        const key = labelsKey(labels);
-        let s = series.get(key);
-        if (s === undefined) series.set(key, (s = { key, labels, timestamps: [], values: [] }));
-        s.timestamps.push(Math.round(p.at));
-        s.values.push(sample.value);
-      }
-    }
-    for (const [owner, series] of byOwner) await this.store.write(owner, [...series.values()]);
+    const dropped = await this.buffer.flush(this.store);
+    if (dropped > 0) this.logger.warn({ dropped }, 'node metrics dropped: the store fell behind');
   }
 }

@@ -6,6 +6,7 @@ import type {
   ServiceFileDefinition,
   StackDefinition,
 } from './definition/definition.types.js';
+import { PATHS } from './monitoring/monitoring-paths.js';
 
 /**
  * The digest of what makes a service what it is on the node: image or command, environment, ports,
@@ -41,7 +42,19 @@ const fileDigestPart = (f: ServiceFileDefinition) => [
   f.credential ? `credential:${f.credential}` : `sha256:${sha256(f.content)}`,
 ];
 
-export function toServiceSpec(service: ServiceDefinition): ServiceSpecMsg {
+/**
+ * Whether the stack's own metrics store runs with a generated prometheus.yml: it then scrapes the
+ * stack's containers that declare `metrics` on the stack network and remote-writes them into the
+ * built-in store, so their agent does not scrape them as well (docs/metrics.md, "One scraper").
+ */
+export function storeScrapesContainers(services: ServiceDefinition[]): boolean {
+  return services.some(
+    (s) => s.origin === 'monitoring' && (s.files ?? []).some((f) => f.path === PATHS.prometheusConfig),
+  );
+}
+
+/** `storeScrapes`: see {@link storeScrapesContainers} for the stack the service belongs to. */
+export function toServiceSpec(service: ServiceDefinition, storeScrapes = false): ServiceSpecMsg {
   return {
     name: service.name,
     image: service.image ?? '',
@@ -59,18 +72,43 @@ export function toServiceSpec(service: ServiceDefinition): ServiceSpecMsg {
         }
       : null,
     digest: serviceDigest(service),
+    metrics: scrapeSpec(service, storeScrapes),
     ...(service.files?.length
       ? { files: service.files.map((f) => ({ path: f.path, content: f.content, mode: f.mode })) }
       : {}),
   };
 }
 
+/**
+ * Where the agent scrapes the service's metrics: a process's own port; for a container, the host
+ * port a TCP mapping publishes the metrics port on, else port 0 (not scraped by the agent: the
+ * stack's metrics store scrapes it inside the container network); port 0 as well for every
+ * container when `storeScrapes` (the stack's metrics store scrapes them: one scraper per series).
+ * Revisions stored before the field have no `metrics` at all.
+ */
+export function scrapeSpec(service: ServiceDefinition, storeScrapes = false): ServiceSpecMsg['metrics'] {
+  const metrics = (service.metrics as ServiceDefinition['metrics'] | undefined) ?? null;
+  if (metrics === null) return null;
+  const port =
+    service.driver === 'process'
+      ? metrics.port
+      : storeScrapes
+        ? 0
+        : (service.ports.find((p) => p.protocol === 'tcp' && p.container === metrics.port)?.host ?? 0);
+  return { port, path: metrics.path, interval_ms: metrics.interval_ms };
+}
+
 /** What a provision job carries: the services in dependency order and what placement needs. */
 export function provisionPayload(definition: StackDefinition, revision: number): JobPayload {
   const labels: Record<string, string> = {};
   for (const s of definition.services) Object.assign(labels, s.placement.labels);
+  const storeScrapes = storeScrapesContainers(definition.services);
   return {
-    command: { stack_name: definition.name, revision, services: definition.services.map(toServiceSpec) },
+    command: {
+      stack_name: definition.name,
+      revision,
+      services: definition.services.map((s) => toServiceSpec(s, storeScrapes)),
+    },
     placement: {
       drivers: [...new Set(definition.services.map((s) => s.driver))],
       labels,

@@ -367,6 +367,11 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     return stack;
   }
 
+  /** A stack by id whatever its owner (for what agents send about it), or null. */
+  async find(id: string): Promise<StackEntity | null> {
+    return isUuid(id) ? this.repository.findById(id) : null;
+  }
+
   /** The definition of one revision (revisions never change, so they are cached). */
   async definitionAt(stackId: string, revision: number): Promise<StackDefinition | undefined> {
     const key = `${stackId}/${revision}`;

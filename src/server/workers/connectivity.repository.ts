@@ -39,6 +39,19 @@ export class ConnectivityRepository {
     );
   }
 
+  /** The latest results of probes from these workers, whoever owns them. */
+  async linksFrom(workerIds: string[]): Promise<LinkRow[]> {
+    if (workerIds.length === 0) return [];
+    const rows = await this.dataSource.query<
+      { from_id: string; to_id: string; reachable: boolean; rtt_ms: number | null; checked_at: Date }[]
+    >(
+      `SELECT from_id, to_id, reachable, rtt_ms, checked_at FROM worker_links
+        WHERE from_id = ANY($1::uuid[]) ORDER BY from_id, to_id`,
+      [workerIds],
+    );
+    return rows.map(toLinkRow);
+  }
+
   /** The owner's workers (approved ones) and the links between them. */
   async matrix(owner: string): Promise<{ workers: string[]; links: LinkRow[] }> {
     const workers = await this.dataSource.query<{ id: string }[]>(
@@ -59,15 +72,20 @@ export class ConnectivityRepository {
         WHERE w.owner = $1 ORDER BY l.from_id, l.to_id`,
       [owner],
     );
-    return {
-      workers: workers.map((w) => w.id),
-      links: links.map((l) => ({
-        fromId: l.from_id,
-        toId: l.to_id,
-        reachable: l.reachable,
-        rttMs: l.rtt_ms,
-        checkedAt: l.checked_at,
-      })),
-    };
+    return { workers: workers.map((w) => w.id), links: links.map(toLinkRow) };
   }
 }
+
+const toLinkRow = (l: {
+  from_id: string;
+  to_id: string;
+  reachable: boolean;
+  rtt_ms: number | null;
+  checked_at: Date;
+}): LinkRow => ({
+  fromId: l.from_id,
+  toId: l.to_id,
+  reachable: l.reachable,
+  rttMs: l.rtt_ms,
+  checkedAt: l.checked_at,
+});

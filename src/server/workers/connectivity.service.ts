@@ -12,6 +12,7 @@ import { SessionDirectory } from '../agent-gateway/session-directory.js';
 import { isUuid } from '../common/ids.js';
 import { Leases } from '../common/leases.js';
 import type { Caller } from '../common/request-context.js';
+import { assertOperator } from '../auth/operator.js';
 import { AppConfig } from '../config/config.js';
 import type { ConnectivityCheck, ConnectivityView } from '../../contracts/api/workers.js';
 import { ConnectivityRepository, type LinkRow } from './connectivity.repository.js';
@@ -153,15 +154,20 @@ export class ConnectivityService implements OnModuleInit, OnModuleDestroy {
 
   async matrix(caller: Caller): Promise<ConnectivityView> {
     const { workers, links } = await this.repository.matrix(caller.owner);
-    return {
-      workers,
-      links: links.map((l) => ({
-        from: l.fromId,
-        to: l.toId,
-        reachable: l.reachable,
-        rtt_ms: l.rttMs,
-        checked_at: l.checkedAt.toISOString(),
-      })),
-    };
+    return { workers, links: links.map(linkView) };
+  }
+
+  /** The matrix rows of these workers, whoever owns them: for the operator's debug bundle. */
+  async linksFrom(caller: Caller, workerIds: string[]): Promise<ConnectivityView['links']> {
+    assertOperator(caller);
+    return (await this.repository.linksFrom(workerIds)).map(linkView);
   }
 }
+
+const linkView = (l: LinkRow): ConnectivityView['links'][number] => ({
+  from: l.fromId,
+  to: l.toId,
+  reachable: l.reachable,
+  rtt_ms: l.rttMs,
+  checked_at: l.checkedAt.toISOString(),
+});

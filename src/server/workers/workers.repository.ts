@@ -44,6 +44,17 @@ export class WorkersRepository {
     return qb.getMany();
   }
 
+  /** Every owner's workers in creation order, a page at a time (the debug bundle). */
+  listEveryOwner(limit: number, after?: Cursor): Promise<WorkerEntity[]> {
+    const qb = this.repo
+      .createQueryBuilder('w')
+      .orderBy('w.created_at', 'ASC')
+      .addOrderBy('w.id', 'ASC')
+      .limit(limit);
+    if (after) qb.where('(w.created_at, w.id) > (:at, :id)', { at: after.at, id: after.id });
+    return qb.getMany();
+  }
+
   /** Approves a pending worker; false when it was not pending (already approved, or gone). */
   async approve(owner: string, id: string, status: WorkerState, at: Date): Promise<boolean> {
     const result = await this.repo.update({ owner, id, status: 'pending' }, { status, approvedAt: at });

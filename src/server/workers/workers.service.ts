@@ -21,7 +21,8 @@ import { SESSION_TTL_MS, SessionDirectory } from '../agent-gateway/session-direc
 import { Leases } from '../common/leases.js';
 import { AuditService } from '../audit/audit.service.js';
 import { AppError, NotFoundError } from '../common/app-error.js';
-import { type Page, cursorPage, byCreation } from '../common/pagination.js';
+import { type Cursor, type Page, cursorPage, byCreation } from '../common/pagination.js';
+import { assertOperator } from '../auth/operator.js';
 import type { Caller } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
 import type { WorkerView } from '../../contracts/api/workers.js';
@@ -143,6 +144,20 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       byCreation,
       (w) => this.view(w),
     );
+  }
+
+  /**
+   * Every owner's workers in creation order, a page of `limit` after `after`, each with its owner:
+   * for the operator's debug bundle.
+   */
+  async everyOwner(
+    caller: Caller,
+    limit: number,
+    after?: Cursor,
+  ): Promise<(WorkerView & { owner: string })[]> {
+    assertOperator(caller);
+    const workers = await this.repository.listEveryOwner(limit, after);
+    return workers.map((w) => ({ ...this.view(w), owner: w.owner }));
   }
 
   async get(caller: Caller, id: string): Promise<WorkerView> {

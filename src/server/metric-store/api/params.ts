@@ -4,6 +4,7 @@
  * client sees the same `bad_data` errors from us as from Prometheus.
  */
 
+import { parseRfc3339 } from '../../common/rfc3339.js';
 import { parseDuration as parsePromDuration } from '../promql/lexical.js';
 
 /** A parameter Prometheus would refuse: the API answers 400 `bad_data` with this message. */
@@ -21,7 +22,6 @@ const MAX_TIME_TEXT = '292277025-08-18T07:12:54.999999999Z';
 export const MAX_POINTS_PER_SERIES = 11_000;
 
 const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** A time parameter: float seconds since the epoch (ms precision) or RFC 3339; milliseconds. */
 export function parseTime(text: string): number {
@@ -30,20 +30,11 @@ export function parseTime(text: string): number {
     const whole = Math.trunc(seconds);
     return whole * 1000 + Math.round((seconds - whole) * 1000);
   }
-  const rfc = RFC3339.exec(text);
-  if (rfc !== null && validCalendar(rfc)) {
-    const ms = Date.parse(text.replace(/(\.\d{3})\d+/, '$1'));
-    if (!Number.isNaN(ms)) return ms;
-  }
+  const ms = parseRfc3339(text);
+  if (ms !== undefined) return ms;
   if (text === MIN_TIME_TEXT) return MIN_TIME_MS;
   if (text === MAX_TIME_TEXT) return MAX_TIME_MS;
   throw new BadDataError(`cannot parse ${quote(text)} to a valid timestamp`);
-}
-
-function validCalendar(m: RegExpExecArray): boolean {
-  const [month, day, hour, minute, second] = [m[2], m[3], m[4], m[5], m[6]].map(Number);
-  const days = new Date(Date.UTC(Number(m[1]), month, 0)).getUTCDate();
-  return month >= 1 && month <= 12 && day >= 1 && day <= days && hour < 24 && minute < 60 && second < 60;
 }
 
 /** A duration parameter: float seconds or a Prometheus duration (`1h30m`, `5m`, `250ms`); ms. */

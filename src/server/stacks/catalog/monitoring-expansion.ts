@@ -39,6 +39,7 @@ export function expandMonitoring(
     ports: t.ports.map((p) => ({ ...p })),
     resources: { cpu: t.resources.cpu, memory_bytes: t.resources.memory_bytes },
     health_check: t.health_check ? { ...t.health_check } : null,
+    metrics: null,
     public: null,
     depends_on: t.depends_on.filter((d) => names.has(d)),
     placement: { labels: {} },

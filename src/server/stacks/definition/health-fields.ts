@@ -14,8 +14,51 @@ const MAX_INTERVAL_MS = 3_600_000;
 const DEFAULT_INTERVAL_MS = 10_000;
 
 /** Duration text with its units, in milliseconds (common/duration.ts reads it). */
-export function parseInterval(text: string): number | undefined {
+function parseInterval(text: string): number | undefined {
   return DURATION_WITH_UNITS.test(text) ? parseDuration(text) : undefined;
+}
+
+/**
+ * An HTTP path the agent requests (a health check's, a metrics endpoint's): `fallback` when absent,
+ * undefined (reported) when it does not start with "/", has blanks or is longer than 2048.
+ */
+export function readHttpPath(
+  node: YamlNode | undefined,
+  path: string,
+  fallback: string,
+  what: string,
+  issues: Issues,
+): string | undefined {
+  if (node === undefined) return fallback;
+  const value = scalarValue(node);
+  if (typeof value === 'string' && value.startsWith('/') && !/\s/.test(value) && value.length <= 2048)
+    return value;
+  issues.error(path, 'invalid_value', `${what} starts with "/" and has no spaces`, node.pos);
+  return undefined;
+}
+
+/**
+ * How often the agent does something for a service (a health check, a scrape), in milliseconds:
+ * `fallback` when absent, undefined (reported) outside 1s-1h or without units.
+ */
+export function readInterval(
+  node: YamlNode | undefined,
+  path: string,
+  fallback: number,
+  what: string,
+  issues: Issues,
+): number | undefined {
+  if (node === undefined) return fallback;
+  const value = scalarValue(node);
+  const ms = typeof value === 'string' ? parseInterval(value) : undefined;
+  if (ms !== undefined && ms >= MIN_INTERVAL_MS && ms <= MAX_INTERVAL_MS) return ms;
+  issues.error(
+    path,
+    'invalid_value',
+    `${what} is a duration from 1s to 1h such as "10s", "1m" or "1m30s"`,
+    node.pos,
+  );
+  return undefined;
 }
 
 /** The check, or null when there is none or it has errors (reported). */
@@ -32,22 +75,7 @@ export function readHealthCheck(
   warnUnknownKeys(map, ['path', 'port', 'interval'], path, issues);
   let ok = true;
 
-  let checkPath = '/';
-  const pathNode = present(map, 'path');
-  if (pathNode !== undefined) {
-    const value = scalarValue(pathNode);
-    if (typeof value === 'string' && value.startsWith('/') && !/\s/.test(value) && value.length <= 2048)
-      checkPath = value;
-    else {
-      ok = false;
-      issues.error(
-        `${path}.path`,
-        'invalid_value',
-        'the health check path starts with "/" and has no spaces',
-        pathNode.pos,
-      );
-    }
-  }
+  const checkPath = readHttpPath(present(map, 'path'), `${path}.path`, '/', 'the health check path', issues);
 
   let port: number | undefined = ports[0]?.port.host;
   const portNode = present(map, 'port');
@@ -78,21 +106,14 @@ export function readHealthCheck(
     );
   }
 
-  let interval = DEFAULT_INTERVAL_MS;
-  const intervalNode = present(map, 'interval');
-  if (intervalNode !== undefined) {
-    const value = scalarValue(intervalNode);
-    const ms = typeof value === 'string' ? parseInterval(value) : undefined;
-    if (ms !== undefined && ms >= MIN_INTERVAL_MS && ms <= MAX_INTERVAL_MS) interval = ms;
-    else {
-      ok = false;
-      issues.error(
-        `${path}.interval`,
-        'invalid_value',
-        'the health check interval is a duration from 1s to 1h such as "10s", "1m" or "1m30s"',
-        intervalNode.pos,
-      );
-    }
-  }
-  return ok && port !== undefined ? { path: checkPath, port, interval_ms: interval } : null;
+  const interval = readInterval(
+    present(map, 'interval'),
+    `${path}.interval`,
+    DEFAULT_INTERVAL_MS,
+    'the health check interval',
+    issues,
+  );
+  return ok && port !== undefined && checkPath !== undefined && interval !== undefined
+    ? { path: checkPath, port, interval_ms: interval }
+    : null;
 }

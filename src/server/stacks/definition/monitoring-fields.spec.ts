@@ -59,6 +59,20 @@ services:
     expect(names(valid(`${base}monitoring: { enabled: false }\n`))).toEqual(['app']);
   });
 
+  it('keeps a log retention the file gives when monitoring is off (the service keeps the output)', () => {
+    const result = valid(`${base}monitoring:
+  log_store: { retention: 1d }
+`);
+    expect(names(result)).toEqual(['app']);
+    expect(result.definition.monitoring).toEqual({
+      enabled: false,
+      metrics_store: null,
+      dashboard: null,
+      log_store: { enabled: true, retention_days: 1 },
+    });
+    expect(valid(`${base}monitoring: { enabled: false }\n`).definition.monitoring.log_store).toBeNull();
+  });
+
   it('checks retention, storage and flags', () => {
     const result = invalid(`${base}monitoring:
   enabled: yes

@@ -114,7 +114,12 @@ export function readMonitoring(
       enabledNode?.pos ?? map.pos,
     );
   }
-  if (!enabled) return off;
+  // The service keeps the stack's output itself whether or not the monitoring stack runs
+  // (docs/stack-logs.md): a retention the file gives counts either way.
+  if (!enabled)
+    return logMap === null
+      ? off
+      : { ...off, log_store: { enabled: logEnabled, retention_days: logRetention } };
   return {
     enabled: true,
     metrics_store: { retention_days: metricsRetention, storage_bytes: storageGi * 2 ** 30 },

@@ -56,6 +56,7 @@ services:
       ],
       resources: { cpu: 0.5, memory_bytes: 2 ** 30 },
       health_check: { path: '/healthz', port: 8080, interval_ms: 90_000 },
+      metrics: null,
       public: null,
       depends_on: [],
       placement: { labels: { zone: 'basement', tier: '1' } },

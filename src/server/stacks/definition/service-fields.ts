@@ -4,16 +4,16 @@ import { readEnv } from './env-fields.js';
 import { readHealthCheck } from './health-fields.js';
 import type { Issues } from './issues.js';
 import type { KitChoice } from './kit-fields.js';
+import { readMetrics } from './metrics-fields.js';
 import { asMap, asString, asText, present, scalarValue, warnUnknownKeys } from './node-readers.js';
 import { readPorts, type PortUse } from './port-fields.js';
 import { readPublic } from './public-fields.js';
 import { readResources } from './resource-fields.js';
-import { readMetrics } from './service-metrics.js';
 import type { Position, YamlNode } from './yaml-tree.js';
 
 /**
  * One entry of `services`: its own fields (image, command, restart, depends_on, placement here; ports,
- * env, resources, the health check and public in their own modules), read into a {@link ServiceDefinition}.
+ * env, resources, the health check, metrics and public in their own modules), read into a {@link ServiceDefinition}.
  * What needs the other services (references, port clashes, cycles) is in cross-service.ts.
  */
 
@@ -93,11 +93,11 @@ export function readService(
   const env = readEnv(get('env'), `${path}.env`, issues);
   const resources = readResources(get('resources'), `${path}.resources`, kit, issues);
   const health_check = readHealthCheck(get('health_check'), `${path}.health_check`, ports, driver, issues);
+  const metrics = readMetrics(get('metrics'), `${path}.metrics`, issues);
   const dependencies = readDependsOn(get('depends_on'), `${path}.depends_on`, issues);
   const labels = readPlacement(get('placement'), `${path}.placement`, issues);
   const restart = readRestart(get('restart'), `${path}.restart`, issues);
   const published = readPublic(get('public'), `${path}.public`, name, stack, ports, issues);
-  const metrics = readMetrics(get('metrics'), `${path}.metrics`, ports, driver, issues);
 
   return {
     def: {
@@ -108,13 +108,13 @@ export function readService(
       ports: ports.map((p) => p.port),
       resources,
       health_check,
+      metrics,
       public: published,
       depends_on: [...new Set(dependencies.map((d) => d.name))],
       placement: { labels },
       restart,
       driver,
       origin: 'definition',
-      ...(metrics ? { metrics } : {}),
     },
     ports,
     dependencies,

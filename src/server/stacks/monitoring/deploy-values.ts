@@ -1,7 +1,7 @@
 import type { ServiceSpecMsg } from '../../../contracts/agent-protocol/index.js';
 import { sealedFileContext, type SealedFile } from '../../jobs/job-secrets.js';
 import type { FileCredential, ServiceDefinition } from '../definition/definition.types.js';
-import { toServiceSpec } from '../service-spec.js';
+import { storeScrapesContainers, toServiceSpec } from '../service-spec.js';
 import { DEPLOY_TOKENS, token, type DeployToken } from './monitoring-paths.js';
 
 /** What a job fills into the generated files of a stack's services. */
@@ -56,8 +56,9 @@ export function deploySpecs(
     return out;
   };
   const secrets: SealedFile[] = [];
+  const storeScrapes = storeScrapesContainers(services);
   const specs = services.map((service) => {
-    const spec = toServiceSpec(service);
+    const spec = toServiceSpec(service, storeScrapes);
     if (!service.files?.length) return spec;
     spec.files = service.files.map((f) => {
       if (!f.credential) return { path: f.path, content: fill(f.content), mode: f.mode };

@@ -15,7 +15,7 @@ import { parseExpr, type Expr } from '../../metric-store/promql/index.js';
 import { NODE_SERIES, SERVICE_SERIES } from '../../metric-store/node-metrics.js';
 import { getCatalog } from '../catalog/catalog.js';
 import type { ServiceDefinition, StackDefinition } from '../definition/definition.types.js';
-import { serviceDigest } from '../service-spec.js';
+import { provisionPayload, serviceDigest } from '../service-spec.js';
 import { credentialRoles, deploySpecs } from './deploy-values.js';
 import { DATASOURCE_UID } from './grafana-provisioning.js';
 import { logPushUrl } from './monitoring-files.js';
@@ -61,7 +61,7 @@ ${services}monitoring:
 const SHOP = `  web:
     image: nginx:1.27
     ports: ["8080:80"]
-    metrics: {}
+    metrics: { port: 80 }
   api:
     image: registry.example.com/team/api:2.1
     metrics: { port: 9100, path: /internal/metrics, interval: 5s }
@@ -164,6 +164,29 @@ describe('monitoring files: prometheus.yml', () => {
     promtool(spec.files!.find((f) => f.path === PATHS.prometheusConfig)!.content);
   });
 
+  it('leaves a container to the stack metrics store when it runs: the agent scrapes no published metrics port then', () => {
+    const scrapePorts = (d: StackDefinition) =>
+      Object.fromEntries(
+        provisionPayload(d, 1).command.services.map((s) => [s.name, s.metrics?.port ?? null]),
+      );
+    const mixed = `  web:\n    image: nginx:1.27\n    ports: ["8080:80"]\n    metrics: { port: 80 }\n  proc:\n    command: [/bin/app]\n    ports: [9000]\n    metrics: { port: 9000 }\n`;
+    // Without a metrics store the agent scrapes the published port (and the process's own).
+    expect(scrapePorts(definition(mixed, 'enabled: false'))).toEqual({ web: 8080, proc: 9000 });
+    const d = definition(mixed);
+    const withStore = scrapePorts(d);
+    expect([withStore.web, withStore.proc]).toEqual([0, 9000]);
+    expect(deployed(d).services.find((s) => s.name === 'web')!.metrics).toEqual({
+      port: 0,
+      path: '/metrics',
+      interval_ms: 15_000,
+    });
+    // The store's own configuration has the container and not the process.
+    const text = file(service({ definition: d }, 'metrics-store'), PATHS.prometheusConfig);
+    expect((load(text) as PromConfig).scrape_configs.map((c) => c.static_configs[0].targets)).toEqual([
+      ['web:80'],
+    ]);
+  });
+
   it('passes promtool for several definitions: none scraped, the shortest and longest intervals, process services left to their agent, monitoring parts off', () => {
     const cases = [
       definition(`  web:\n    image: nginx:1.27\n`),
@@ -172,7 +195,7 @@ describe('monitoring files: prometheus.yml', () => {
         `  hourly:\n    image: nginx:1.27\n    metrics: { port: 80, interval: 1h, path: /a/b.c-d_e }\n`,
       ),
       definition(
-        `  proc:\n    command: [/bin/app]\n    ports: [9000]\n    metrics: {}\n  web:\n    image: nginx:1.27\n    metrics: { port: 81 }\n`,
+        `  proc:\n    command: [/bin/app]\n    ports: [9000]\n    metrics: { port: 9000 }\n  web:\n    image: nginx:1.27\n    metrics: { port: 81 }\n`,
       ),
       definition(SHOP, 'enabled: true\n  dashboard: { enabled: false }\n  log_store: { enabled: false }'),
       definition(

@@ -1,0 +1,250 @@
+// Simulated agents in a forked process (bench/dispatch.mjs, bench/replicas.mjs): each a real grpc-js
+// client with its own certificate and its own TLS connection, holding the Connect stream. Like the
+// real agent (src/agent/agent.ts) it heartbeats at once on `welcome` and then at the interval the
+// service sets, and answers every `job` in the same tick with `accepted` and `succeeded`. With
+// several endpoints, agent k starts at endpoint k mod n and, when its stream ends, goes to the next
+// one after the real agent's backoff (`Backoff` from dist/agent, 500 ms floor, full jitter, reset
+// by a welcome). Every heartbeat is timed until its `heartbeat_ack` inside a window. Driven over IPC:
+//   {type:'init', endpoints, caPem, capacity, reconnect} -> {type:'ready'}
+//   {type:'connect', agents:[{id,keyPem,certPem}], concurrency}
+//                                               -> {type:'connected', ok, failed, connectMs, errors}
+//   {type:'collect'}                            -> {type:'collected', received, jobs, duplicates, ...}
+//   {type:'window-start'} / {type:'window-end'} -> {type:'window', sent, acked, latencies}
+//   {type:'mark'}: forget the reconnections so far; {type:'reconnects'} -> {type:'reconnects', agents}
+//   {type:'stop'}                               -> {type:'stopped'}, then exit
+// Times are CLOCK_MONOTONIC milliseconds (process.hrtime), the same clock in every process here.
+import * as grpc from '@grpc/grpc-js';
+import { hostname } from 'node:os';
+import { Backoff } from '../dist/agent/server-addresses.js';
+import { loadAgentProto } from '../dist/contracts/agent-protocol/index.js';
+import { heartbeatMessage, helloMessage, jobAnswers, now } from './lib-jobs.mjs';
+
+const CONNECT_TIMEOUT_MS = 30_000;
+/** As the real agent: a stream not welcomed by then is given up for the next endpoint. */
+const WELCOME_TIMEOUT_MS = 10_000;
+const MIN_BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 30_000;
+
+const proto = loadAgentProto();
+const HOST = hostname();
+
+let config = { endpoints: [], caPem: Buffer.alloc(0), capacity: undefined, reconnect: false };
+const agents = [];
+/** [job_id, t1, attempt] of every job command since the last collect. */
+let received = [];
+const finals = new Set();
+const totals = { jobs: 0, duplicates: 0, disconnects: 0 };
+const errors = new Map();
+const noteError = (what) => errors.set(what, (errors.get(what) ?? 0) + 1);
+/** The open heartbeat window, or null. */
+let window = null;
+
+function onJob(agent, job) {
+  const t1 = now();
+  totals.jobs++;
+  // Dispatch is idempotent on the agent: a job it already has is confirmed and finished again.
+  if (finals.has(job.job_id)) totals.duplicates++;
+  else {
+    finals.add(job.job_id);
+    received.push([job.job_id, t1, job.attempt]);
+  }
+  for (const message of jobAnswers(job)) agent.stream.write(message);
+}
+
+function heartbeat(agent) {
+  if (!agent.connected) return;
+  const sequence = ++agent.seq;
+  agent.pending.set(sequence, { t: now(), window });
+  if (window) window.sent++;
+  agent.stream.write(heartbeatMessage(sequence));
+}
+
+function onAck(agent, sequence) {
+  const entry = agent.pending.get(sequence);
+  if (!entry) return;
+  agent.pending.delete(sequence);
+  const t = now();
+  if (agent.lost && agent.lost.ackAt === undefined) agent.lost.ackAt = t;
+  if (entry.window && !entry.window.final) {
+    entry.window.acked++;
+    entry.window.latencies.push(t - entry.t);
+  }
+}
+
+/** One stream of `agent` to its current endpoint; on its end, the next endpoint (when reconnecting). */
+function open(agent) {
+  const endpoint = config.endpoints[agent.endpoint % config.endpoints.length];
+  const client = new proto.AgentGateway(
+    endpoint,
+    grpc.credentials.createSsl(config.caPem, Buffer.from(agent.spec.keyPem), Buffer.from(agent.spec.certPem)),
+    // Its own subchannel pool: one TLS connection per agent, as with agents on separate hosts.
+    { 'grpc.use_local_subchannel_pool': 1, 'grpc.keepalive_time_ms': 30_000 },
+  );
+  const stream = client.Connect();
+  agent.client = client;
+  agent.stream = stream;
+  const started = now();
+  let welcomed = false;
+  let ended = false;
+  const welcomeTimer = setTimeout(() => stream.cancel(), WELCOME_TIMEOUT_MS);
+  stream.on('data', (message) => {
+    if (message.heartbeat_ack) onAck(agent, message.heartbeat_ack.sequence);
+    else if (message.job) onJob(agent, message.job);
+    else if (message.welcome) {
+      welcomed = true;
+      clearTimeout(welcomeTimer);
+      agent.connected = true;
+      agent.connectMs ??= now() - started;
+      if (agent.lost && agent.lost.welcomeAt === undefined) {
+        agent.lost.welcomeAt = now();
+        agent.lost.endpoint = endpoint;
+      }
+      agent.backoff.reset();
+      // A first heartbeat at once: a worker becomes healthy (placeable) with its first report.
+      heartbeat(agent);
+      agent.timer = setInterval(() => heartbeat(agent), Math.max(100, message.welcome.heartbeat_interval_ms));
+      agent.settle(true);
+    } else if (message.disconnect) noteError(`disconnect: ${message.disconnect.reason}`);
+  });
+  const done = (why) => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(welcomeTimer);
+    clearInterval(agent.timer);
+    client.close();
+    if (agent.closing) return;
+    noteError(why);
+    if (agent.connected) {
+      totals.disconnects++;
+      agent.lost = { id: agent.spec.id, at: now(), from: endpoint };
+    }
+    agent.connected = false;
+    agent.pending.clear();
+    if (!config.reconnect) return agent.settle(false);
+    agent.endpoint++;
+    const delay = agent.backoff.failed(config.endpoints.length);
+    agent.retry = setTimeout(() => open(agent), delay);
+  };
+  stream.on('error', (err) => done(welcomed ? `stream error ${err.code}` : `connect error ${err.code}`));
+  stream.on('end', () => done('stream ended by the service'));
+  stream.write(helloMessage(agent.spec.id, HOST, config.capacity));
+}
+
+/** Resolves true at the agent's first welcome, false when it gives up or after CONNECT_TIMEOUT_MS. */
+function connectAgent(spec) {
+  return new Promise((resolve) => {
+    const agent = {
+      spec,
+      endpoint: agents.length,
+      backoff: new Backoff(MIN_BACKOFF_MS, MAX_BACKOFF_MS),
+      connected: false,
+      seq: 0,
+      pending: new Map(),
+      lost: undefined,
+    };
+    const timeout = setTimeout(() => {
+      noteError('connect timeout');
+      agent.settle(false);
+    }, CONNECT_TIMEOUT_MS);
+    let settled = false;
+    agent.settle = (ok) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timeout);
+      resolve(ok);
+    };
+    agents.push(agent);
+    open(agent);
+  });
+}
+
+function close(agent) {
+  agent.closing = true;
+  clearInterval(agent.timer);
+  clearTimeout(agent.retry);
+  try {
+    agent.stream?.cancel();
+  } catch {
+    // already closed
+  }
+  agent.client?.close();
+}
+
+const connectedCount = () => agents.reduce((n, a) => n + (a.connected ? 1 : 0), 0);
+
+async function handle(msg) {
+  switch (msg.type) {
+    case 'init':
+      config = {
+        endpoints: msg.endpoints,
+        caPem: Buffer.from(msg.caPem),
+        capacity: msg.capacity,
+        reconnect: msg.reconnect === true,
+      };
+      return { type: 'ready' };
+    case 'connect': {
+      const first = agents.length;
+      let next = 0;
+      let ok = 0;
+      await Promise.all(
+        Array.from({ length: Math.min(msg.concurrency, msg.agents.length) }, async () => {
+          while (next < msg.agents.length) if (await connectAgent(msg.agents[next++])) ok++;
+        }),
+      );
+      const connectMs = agents.slice(first).flatMap((a) => (a.connectMs === undefined ? [] : [a.connectMs]));
+      return {
+        type: 'connected',
+        ok,
+        failed: msg.agents.length - ok,
+        connectMs,
+        errors: Object.fromEntries(errors),
+      };
+    }
+    case 'collect': {
+      const out = {
+        type: 'collected',
+        received,
+        ...totals,
+        connected: connectedCount(),
+        errors: Object.fromEntries(errors),
+      };
+      received = [];
+      return out;
+    }
+    case 'window-start':
+      window = { sent: 0, acked: 0, latencies: [] };
+      return { type: 'window-started' };
+    case 'window-end': {
+      const w = window;
+      window = null;
+      // Heartbeats sent inside the window get a grace period for their acks.
+      const closed = now();
+      while (w.acked < w.sent && now() - closed < 5000) await new Promise((r) => setTimeout(r, 20));
+      w.final = true;
+      return { type: 'window', sent: w.sent, acked: w.acked, latencies: w.latencies };
+    }
+    case 'mark':
+      for (const agent of agents) agent.lost = undefined;
+      return { type: 'marked' };
+    case 'reconnects':
+      return {
+        type: 'reconnects',
+        agents: agents.flatMap((a) => (a.lost ? [a.lost] : [])),
+        connected: connectedCount(),
+      };
+    case 'stop':
+      for (const agent of agents) close(agent);
+      setTimeout(() => process.exit(0), 200).unref();
+      return { type: 'stopped' };
+    default:
+      throw new Error(`unknown message ${msg.type}`);
+  }
+}
+
+process.on('message', async (msg) => {
+  try {
+    process.send(await handle(msg));
+  } catch (err) {
+    process.send({ type: 'error', message: err instanceof Error ? err.stack : String(err) });
+  }
+});

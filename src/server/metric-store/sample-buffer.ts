@@ -1,0 +1,59 @@
+import { labelsKey } from './labels.js';
+import type { LabelSet } from './series.js';
+import type { IncomingSeries, MetricStoreService } from './store/metric-store.service.js';
+
+type Collected = IncomingSeries & { timestamps: number[]; values: number[] };
+
+/**
+ * Samples the service records itself (heartbeats, the agents' scrapes), held in memory by owner
+ * and series and written as one batch per owner: one write per sample would be a row each. Holds
+ * at most `maxSamples`; past it new samples are dropped and counted until the next flush.
+ */
+export class SampleBuffer {
+  private byOwner = new Map<string, Map<string, Collected>>();
+  private held = 0;
+  /** Samples dropped since the last flush. */
+  dropped = 0;
+
+  constructor(private readonly maxSamples: number) {}
+
+  get size(): number {
+    return this.held;
+  }
+
+  /** Adds one sample of a canonical label set; false when the buffer is full (counted). */
+  add(owner: string, labels: LabelSet, timestamp: number, value: number): boolean {
+    if (this.held >= this.maxSamples) {
+      this.dropped++;
+      return false;
+    }
+    let series = this.byOwner.get(owner);
+    if (series === undefined) this.byOwner.set(owner, (series = new Map<string, Collected>()));
+    const key = labelsKey(labels);
+    let s = series.get(key);
+    if (s === undefined) series.set(key, (s = { key, labels, timestamps: [], values: [] }));
+    s.timestamps.push(Math.round(timestamp));
+    s.values.push(value);
+    this.held++;
+    return true;
+  }
+
+  /**
+   * Writes what is held, one batch per owner (an owner's failed write does not keep the others'
+   * from theirs; the first failure is thrown after); answers how many samples were dropped meanwhile.
+   */
+  async flush(store: MetricStoreService): Promise<number> {
+    const taken = this.byOwner;
+    const dropped = this.dropped;
+    this.byOwner = new Map();
+    this.held = 0;
+    this.dropped = 0;
+    let failure: Error | undefined;
+    for (const [owner, series] of taken)
+      await store
+        .write(owner, [...series.values()])
+        .catch((err: unknown) => (failure ??= err instanceof Error ? err : new Error(String(err))));
+    if (failure !== undefined) throw failure;
+    return dropped;
+  }
+}

@@ -1,0 +1,36 @@
+import { Controller, Get, Param, Query, Req, Res, StreamableFile } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { StackLogPage } from '../../contracts/api/stack-logs.js';
+import { Caller, RequireScopes } from '../auth/auth.decorators.js';
+import { orchestratorPaths } from '../common/paths.js';
+import { StackLogsDto } from './dto/stack-logs.dto.js';
+import { StackLogsService } from './stack-logs.service.js';
+
+@Controller(orchestratorPaths('stacks'))
+export class StackLogsController {
+  constructor(private readonly stackLogs: StackLogsService) {}
+
+  /**
+   * The stack's service output; `follow=true` streams it (NDJSON, or server-sent events for a
+   * client that accepts `text/event-stream`).
+   */
+  @Get(':id/logs')
+  @RequireScopes('orchestrator:read')
+  async logs(
+    @Caller() caller: Caller,
+    @Param('id') id: string,
+    @Query() query: StackLogsDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<StackLogPage | StreamableFile> {
+    if (query.follow !== true) return this.stackLogs.read(caller, id, query);
+    const sse = req.accepts(['application/x-ndjson', 'text/event-stream']) === 'text/event-stream';
+    const stream = await this.stackLogs.follow(caller, id, query, sse ? 'sse' : 'ndjson');
+    res.setHeader('Cache-Control', 'no-store');
+    // Proxies such as nginx would otherwise hold the lines back until a buffer fills.
+    res.setHeader('X-Accel-Buffering', 'no');
+    return new StreamableFile(stream, {
+      type: sse ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+    });
+  }
+}
