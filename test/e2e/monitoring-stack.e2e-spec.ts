@@ -149,6 +149,12 @@ describe('the monitoring stack of a docker stack, wired', { timeout: 180_000 }, 
     // What the agent got: every deploy-time value filled in, the secrets in their files only.
     const record = desired(stackId);
     expect(record.logPushUrl).toBe('http://127.0.0.1:3100/loki/api/v1/push');
+    // One scraper per series: the stack's Prometheus scrapes web, so its agent is given no port.
+    expect(record.desired.find((s) => s.name === 'web')?.metrics).toEqual({
+      port: 0,
+      path: '/metrics',
+      interval_ms: 1000,
+    });
     const promYaml = fileOf(record.desired, 'metrics-store', PATHS.prometheusConfig);
     const prom = load(promYaml) as {
       global: { external_labels: Record<string, string> };
@@ -271,6 +277,8 @@ describe('the monitoring stack of a docker stack, wired', { timeout: 180_000 }, 
     });
     expect(series[0].value[1]).toBe('42');
     expect((await query(admin, `up{stack_id="${stackId}",job="web"}`)).series[0]?.value[1]).toBe('1');
+    // The agent, which scrapes published metrics ports every second otherwise, stored nothing of web.
+    expect((await query(admin, `{stack_id="${stackId}",job="mon/web"}`)).series).toEqual([]);
 
     // The dashboard's client reads; the metrics store's client only writes.
     expect((await query(basic(reader.id, reader.secret), `up{stack_id="${stackId}"}`)).series).toHaveLength(
