@@ -6,6 +6,7 @@ import { DockerDriver, containerName, networkName } from '../../src/agent/driver
 import type { ApplyContext, ServiceSpec, StackRef } from '../../src/agent/drivers/driver.js';
 import { destroyStack, reconcile } from '../../src/agent/drivers/reconcile.js';
 import { MISSING_IMAGE, TEST_IMAGE, TEST_IMAGE_2, podman, podmanSocket } from '../support/podman.js';
+import { containerSpec } from '../support/service-specs.js';
 
 // busybox httpd serving one file; `exec` so the container's main process is httpd itself.
 const HTTPD = ['sh', '-c', 'mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p 8080 -h /www'];
@@ -58,21 +59,7 @@ function web(port: number, overrides: Partial<ServiceSpec> = {}): ServiceSpec {
   };
 }
 
-function idle(name: string, overrides: Partial<ServiceSpec> = {}): ServiceSpec {
-  return {
-    name,
-    image: TEST_IMAGE,
-    command: ['sleep', '3600'],
-    env: {},
-    ports: [],
-    cpu: 0,
-    memory_bytes: 0,
-    restart: 'on-failure',
-    health_check: null,
-    digest: `sha256:${name}-1`,
-    ...overrides,
-  };
-}
+const idle = containerSpec;
 
 interface Inspected {
   Id: string;

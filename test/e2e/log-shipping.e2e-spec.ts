@@ -12,7 +12,8 @@ import { DockerDriver, networkName } from '../../src/agent/drivers/docker.driver
 import type { ApplyContext, ServiceSpec, StackRef } from '../../src/agent/drivers/driver.js';
 import { destroyStack, reconcile } from '../../src/agent/drivers/reconcile.js';
 import { LogShipper } from '../../src/agent/log-shipper.js';
-import { TEST_IMAGE, podman, podmanSocket } from '../support/podman.js';
+import { podman, podmanSocket } from '../support/podman.js';
+import { containerSpec } from '../support/service-specs.js';
 
 interface Push {
   streams: { stream: Record<string, string>; values: [string, string][] }[];
@@ -71,18 +72,11 @@ async function until<T>(what: string, fn: () => T | undefined, ms = 20_000): Pro
   }
 }
 
-const talker = (name: string, script: string): ServiceSpec => ({
-  name,
-  image: TEST_IMAGE,
-  command: ['sh', '-c', `trap 'exit 0' TERM; ${script}; while true; do sleep 1; done`],
-  env: {},
-  ports: [],
-  cpu: 0,
-  memory_bytes: 0,
-  restart: 'on-failure',
-  health_check: null,
-  digest: `sha256:${name}-${script.length}`,
-});
+const talker = (name: string, script: string): ServiceSpec =>
+  containerSpec(name, {
+    command: ['sh', '-c', `trap 'exit 0' TERM; ${script}; while true; do sleep 1; done`],
+    digest: `sha256:${name}-${script.length}`,
+  });
 
 describe('log shipping from docker containers to the stack’s log store', () => {
   let driver: DockerDriver;

@@ -11,6 +11,7 @@ import { NOT_REACHED, destroyStack, reconcile } from '../../src/agent/drivers/re
 import { eventually } from '../support/app.js';
 import { MISSING_IMAGE, TEST_IMAGE, podman, podmanSocket } from '../support/podman.js';
 import { HTTP_SERVICE, freePort, httpGet } from '../support/stacks.js';
+import { containerSpec } from '../support/service-specs.js';
 
 /**
  * The same reconcile scenarios against both real drivers: the process driver on this machine and
@@ -29,18 +30,8 @@ interface Harness {
   close(): Promise<void>;
 }
 
-const base = (name: string, version: number): ServiceSpec => ({
-  name,
-  image: '',
-  command: [],
-  env: {},
-  ports: [],
-  cpu: 0,
-  memory_bytes: 0,
-  restart: 'on-failure',
-  health_check: null,
-  digest: `sha256:${name}-${version}`,
-});
+const base = (name: string, version: number): ServiceSpec =>
+  containerSpec(name, { image: '', command: [], digest: `sha256:${name}-${version}` });
 
 function processHarness(): Harness {
   const dir = mkdtempSync(join(tmpdir(), 'so-reconcile-'));
