@@ -57,6 +57,8 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
   private readonly logger = new Logger('stacks');
   private readonly definitionCache = new Map<string, StackDefinition>();
   private gaugeTimer: NodeJS.Timeout | undefined;
+  /** Counts started, so that an older count finishing late does not overwrite a newer one. */
+  private gaugeReads = 0;
 
   constructor(
     private readonly repository: StacksRepository,
@@ -387,8 +389,14 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
 
   // ---- helpers ----
 
+  /**
+   * Counts stacks into the gauge. Only the latest of overlapping counts is kept: the timer's count,
+   * read before a deletion committed, could otherwise land after the deleting request's own.
+   */
   private async refreshGauge(): Promise<void> {
-    this.stacksGauge.set(await this.repository.count());
+    const read = ++this.gaugeReads;
+    const count = await this.repository.count();
+    if (read === this.gaugeReads) this.stacksGauge.set(count);
   }
 
   private async definitionOf(stack: StackEntity): Promise<StackDefinition> {
