@@ -27,6 +27,7 @@ import type { Driver } from './drivers/driver.js';
 import { ProcessDriver } from './drivers/process.driver.js';
 import { Enrollment, FatalAgentError } from './enrollment.js';
 import { JobRunner } from './job-runner.js';
+import { LogShipper } from './log-shipper.js';
 import { ServiceOutput } from './service-output.js';
 import {
   Backoff,
@@ -138,19 +139,24 @@ export class Agent {
     this.store = new IdentityStore(options.dataDir);
     this.enrollment = new Enrollment(options, this.store, log, this.stopped.signal, (ms) => this.sleep(ms));
     this.dockerSocket = options.dockerSocket ?? defaultDockerSocket(options.env.DOCKER_HOST);
-    // What the services write goes to the service's log store (the process driver reads it).
+    // What the services write goes to the service's log store (the process driver reads it); a
+    // docker stack's container output goes to its own log store through the shipper.
     const output = new ServiceOutput();
-    const driver: Driver =
-      options.driver === 'docker'
-        ? new DockerDriver({
-            socketPath: this.dockerSocket,
-            log,
-            ulimits: options.dockerUlimits ? parseUlimits(options.dockerUlimits) : undefined,
-          })
-        : new ProcessDriver(options.dataDir, log, options.env.PATH, (stackId, service, stream, line) =>
-            output.line(stackId, service, stream, line),
-          );
-    this.runner = new JobRunner(driver, options.dataDir, log, options.env, output);
+    let driver: Driver;
+    let shipper: LogShipper | undefined;
+    if (options.driver === 'docker') {
+      const docker = new DockerDriver({
+        socketPath: this.dockerSocket,
+        log,
+        ulimits: options.dockerUlimits ? parseUlimits(options.dockerUlimits) : undefined,
+      });
+      driver = docker;
+      shipper = new LogShipper(docker.logSource(), log.child({ component: 'log-shipper' }));
+    } else
+      driver = new ProcessDriver(options.dataDir, log, options.env.PATH, (stackId, service, stream, line) =>
+        output.line(stackId, service, stream, line),
+      );
+    this.runner = new JobRunner(driver, options.dataDir, log, options.env, output, shipper);
   }
 
   /** Runs until stop() or a fatal error; the probe listener closes either way. */

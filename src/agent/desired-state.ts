@@ -15,6 +15,8 @@ export interface StackRecord {
   lastJobId?: string;
   /** Services whose drift the operator ignores: every apply leaves them as they are. */
   keep?: string[];
+  /** Where the stack's containers' output goes (JobCommand.log_push_url); absent: nowhere. */
+  logPushUrl?: string;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

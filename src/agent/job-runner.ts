@@ -15,10 +15,11 @@ import type { ApplyContext, Driver, ServiceResult, StackRef } from './drivers/dr
 import { destroyStack, reconcile } from './drivers/reconcile.js';
 import { HealthChecker } from './health-checker.js';
 import { JobOutput } from './job-output.js';
+import type { LogShipper } from './log-shipper.js';
 import { MetricsScraper } from './metrics-scraper.js';
 import { ServiceOutput } from './service-output.js';
 import { checksOf, resolveServices, scrapeTargetsOf } from './service-specs.js';
-import { fitStateReport } from './state-report.js';
+import { fitStateReport, withReferences } from './state-report.js';
 
 /** Final events are kept (and re-sent after a reconnect) this long, in case one was lost. */
 const KEEP_FINAL_MS = 10 * 60_000;
@@ -69,6 +70,8 @@ export class JobRunner {
     private readonly env: Readonly<Record<string, string | undefined>>,
     /** The services' output on its way to the service (the driver writes into it). */
     private readonly output: ServiceOutput = new ServiceOutput(),
+    /** Ships containers' output to a stack's log store (docker driver); none for processes. */
+    private readonly shipper?: LogShipper,
   ) {
     this.store = new DesiredStateStore(dataDir);
     this.scraper = new MetricsScraper(
@@ -88,6 +91,7 @@ export class JobRunner {
           const specs = resolveServices(services, this.env);
           await reconcile(this.driver, record.stack, specs, quietContext(record.keep));
           this.watch(record.stack.id, services);
+          this.shipper?.set(record.stack, record.logPushUrl ?? null);
           this.log.info({ stack_id: record.stack.id, services: services.length }, 'stack restored');
         } catch (err) {
           this.log.warn(
@@ -171,19 +175,26 @@ export class JobRunner {
     const desired = new Map<string, Set<string>>();
     for (const record of this.store.all())
       desired.set(record.stack.id, new Set(record.desired.map((s) => s.name)));
-    const services: ServiceStateMsg[] = observed.map((o) => ({
-      stack_id: o.stackId,
-      name: o.name,
-      status: o.status,
-      running: o.running,
-      started_at: o.startedAt?.toISOString() ?? '',
-      digest: o.digest,
-      restarts: o.restarts,
-      exit_code: o.exitCode ?? -1,
-      health: this.health.result(o.stackId, o.name),
-      actual: o.actual,
-      desired: desired.get(o.stackId)?.has(o.name) ?? false,
-    }));
+    const wanted = (stackId: string, name: string) =>
+      this.store.get(stackId)?.desired.find((s) => s.name === name);
+    const services: ServiceStateMsg[] = observed.map((o) =>
+      withReferences(
+        {
+          stack_id: o.stackId,
+          name: o.name,
+          status: o.status,
+          running: o.running,
+          started_at: o.startedAt?.toISOString() ?? '',
+          digest: o.digest,
+          restarts: o.restarts,
+          exit_code: o.exitCode ?? -1,
+          health: this.health.result(o.stackId, o.name),
+          actual: o.actual,
+          desired: desired.get(o.stackId)?.has(o.name) ?? false,
+        },
+        wanted(o.stackId, o.name),
+      ),
+    );
     const empty = services.length === 0 && desired.size === 0;
     if (empty && this.lastReportEmpty) return null;
     this.lastReportEmpty = empty;
@@ -191,7 +202,7 @@ export class JobRunner {
       { services, stack_ids: [...desired.keys()], last_jobs: lastJobs },
       MAX_STATE_REPORT_BYTES,
       (report) => agentMessageBytes({ state: report }),
-      (stackId, name) => this.store.get(stackId)?.desired.find((s) => s.name === name),
+      wanted,
     );
     // Said once per change, not with every heartbeat.
     const fit = `${fitted.trimmed}/${fitted.dropped.join(',')}`;
@@ -215,6 +226,7 @@ export class JobRunner {
     for (const job of this.active.values()) job.abort.abort(new Error('agent stopping'));
     this.health.close();
     this.scraper.close();
+    await this.shipper?.close();
     await this.driver.close();
     this.output.close();
   }
@@ -254,13 +266,19 @@ export class JobRunner {
     ctx.log(`destroying stack ${stack.name}`);
     const results = await destroyStack(this.driver, stack, ctx);
     this.unwatch(stack.id);
+    if (!ctx.signal.aborted) this.shipper?.set(stack, null);
     if (!ctx.signal.aborted) this.store.delete(stack.id);
     return { results, error: '' };
   }
 
   private async provision(stack: StackRef, command: JobCommandMsg, ctx: ApplyContext): Promise<Outcome> {
     const previous = this.store.get(stack.id);
-    const target = { stack, revision: command.revision, desired: command.services };
+    const target = {
+      stack,
+      revision: command.revision,
+      desired: command.services,
+      logPushUrl: command.log_push_url || undefined,
+    };
     this.store.save({ ...previous, ...target, applied: previous?.applied ?? null, keep: command.keep ?? [] });
     const specs = resolveServices(command.services, this.env);
     ctx.log(`applying revision ${command.revision} of ${stack.name}: ${command.services.length} services`);
@@ -271,6 +289,7 @@ export class JobRunner {
     const touched = results.filter((r) => r.action !== 'unchanged').map((r) => r.name);
     this.health.reset(stack.id, touched);
     this.watch(stack.id, command.services);
+    this.shipper?.set(stack, target.logPushUrl ?? null);
     const error = results
       .filter((r) => !r.ok)
       .map((r) => `${r.name}: ${r.error}`)

@@ -40,6 +40,7 @@ export function resolveServices(
       restart: s.restart === 'always' || s.restart === 'never' ? s.restart : 'on-failure',
       health_check: s.health_check ?? null,
       digest: s.digest,
+      files: s.files ?? [],
     });
   }
   return specs;

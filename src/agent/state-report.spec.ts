@@ -6,7 +6,7 @@ import {
   type ServiceStateMsg,
   type StateReportMsg,
 } from '../contracts/agent-protocol/index.js';
-import { fitStateReport } from './state-report.js';
+import { fitStateReport, withReferences } from './state-report.js';
 
 const measure = (report: StateReportMsg) => agentMessageBytes({ state: report });
 
@@ -107,5 +107,18 @@ describe('fitting a state report into its budget', () => {
     expect(fitted.report.stack_ids).toEqual(['few']);
     expect(fitted.report.last_jobs).toEqual({ few: 'job-of-few' });
     expect(fitted.report.services.map((s) => s.name)).toEqual(['web']);
+  });
+});
+
+describe('withReferences', () => {
+  it('reports a variable resolved from the agent environment as its reference, and every other value as it is', () => {
+    const reported = withReferences(state('s1', 'web', 3), wanted('web'));
+    expect(reported.actual?.env).toEqual({ FILL: 'xxx', TOKEN: '${TOKEN}' });
+    expect(JSON.stringify(reported)).not.toContain('resolved-secret');
+    // Not desired, or no such variable on the container: nothing to hide, nothing invented.
+    expect(withReferences(state('s1', 'web', 3), undefined).actual?.env.TOKEN).toBe('resolved-secret');
+    const without = state('s1', 'web', 3);
+    delete without.actual!.env.TOKEN;
+    expect(withReferences(without, wanted('web')).actual?.env).toEqual({ FILL: 'xxx' });
   });
 });

@@ -76,6 +76,24 @@ export function fitStateReport(
 }
 
 /**
+ * The service as reported without the values the agent resolved from its own environment: a
+ * variable the desired service takes from a `${NAME}` reference is reported with the reference
+ * (drift compares those for presence only), so a secret such as the dashboard's admin password
+ * never leaves the node, not even in the service's copy of the report.
+ */
+export function withReferences(state: ServiceStateMsg, want: ServiceSpecMsg | undefined): ServiceStateMsg {
+  const env = state.actual?.env;
+  if (!env || !want?.env) return state;
+  let masked: Record<string, string> | undefined;
+  for (const [name, wanted] of Object.entries(want.env)) {
+    if (!ENV_REFERENCE.test(wanted) || env[name] === undefined || env[name] === wanted) continue;
+    masked ??= { ...env };
+    masked[name] = wanted;
+  }
+  return masked ? { ...state, actual: { ...state.actual!, env: masked } } : state;
+}
+
+/**
  * The service with its command and environment replaced by digests. A variable the desired
  * service takes from a `${NAME}` reference is digested with the reference as its value: its
  * resolved value (often a secret) stays on the node, and drift compares it only for presence.

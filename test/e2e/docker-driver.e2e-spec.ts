@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DockerDriver, containerName } from '../../src/agent/drivers/docker.driver.js';
+import { DockerDriver, containerName, networkName } from '../../src/agent/drivers/docker.driver.js';
 import type { ApplyContext, ServiceSpec, StackRef } from '../../src/agent/drivers/driver.js';
 import { destroyStack, reconcile } from '../../src/agent/drivers/reconcile.js';
 import { MISSING_IMAGE, TEST_IMAGE, TEST_IMAGE_2, podman, podmanSocket } from '../support/podman.js';
+import { containerSpec } from '../support/service-specs.js';
 
 // busybox httpd serving one file; `exec` so the container's main process is httpd itself.
 const HTTPD = ['sh', '-c', 'mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p 8080 -h /www'];
@@ -58,21 +59,7 @@ function web(port: number, overrides: Partial<ServiceSpec> = {}): ServiceSpec {
   };
 }
 
-function idle(name: string, overrides: Partial<ServiceSpec> = {}): ServiceSpec {
-  return {
-    name,
-    image: TEST_IMAGE,
-    command: ['sleep', '3600'],
-    env: {},
-    ports: [],
-    cpu: 0,
-    memory_bytes: 0,
-    restart: 'on-failure',
-    health_check: null,
-    digest: `sha256:${name}-1`,
-    ...overrides,
-  };
-}
+const idle = containerSpec;
 
 interface Inspected {
   Id: string;
@@ -131,6 +118,7 @@ describe('the docker driver against podman', () => {
     for (const stack of stacks) {
       const left = await stackContainers(stack.id);
       if (left.length > 0) await podman(['rm', '-f', '-t', '0', ...left]);
+      await podman(['network', 'rm', '-f', networkName(stack.id)]).catch(() => undefined);
     }
     await driver.close();
   });
@@ -335,5 +323,81 @@ describe('the docker driver against podman', () => {
       ['b', 'failed', false],
     ]);
     expect(await stackContainers(stack.id)).toEqual([]);
+  });
+
+  it('puts a service’s files in its container before it starts; services reach each other by name on the stack’s network, which goes with the stack', async () => {
+    const stack = newStack();
+    const [configPort, clientPort] = [await freePort(), await freePort()];
+    const page = 'scrape_configs: []\n'.repeat(50);
+    const config = web(configPort, {
+      name: 'config',
+      command: ['httpd', '-f', '-p', '8080', '-h', '/srv/www'],
+      digest: 'sha256:config-1',
+      files: [
+        { path: '/srv/www/index.html', content: page, mode: 0o644 },
+        { path: '/srv/www/nested/deep/secret', content: 'sos_not-in-any-log', mode: 0o444 },
+      ],
+    });
+    // Fetches the other container's page by its service name, then serves what it got.
+    const client = web(clientPort, {
+      name: 'client',
+      command: [
+        'sh',
+        '-c',
+        'mkdir -p /www && until wget -q -O /www/fetched http://config:8080/; do sleep 0.2; done; exec httpd -f -p 8080 -h /www',
+      ],
+      digest: 'sha256:client-1',
+    });
+    const results = await reconcile(driver, stack, [config, client], ctx);
+    expect(results).toEqual([
+      { name: 'config', action: 'created', ok: true, error: '' },
+      { name: 'client', action: 'created', ok: true, error: '' },
+    ]);
+    expect(await httpGet(configPort)).toEqual({ status: 200, body: page });
+    const name = containerName(stack.id, 'config');
+    expect(
+      await podman([
+        'exec',
+        name,
+        'stat',
+        '-c',
+        '%a %u',
+        '/srv/www/index.html',
+        '/srv/www/nested/deep/secret',
+      ]),
+    ).toBe('644 0\n444 0');
+    // Readable by the unprivileged users the monitoring images run as.
+    expect(await podman(['exec', '--user', '65534', name, 'cat', '/srv/www/nested/deep/secret'])).toBe(
+      'sos_not-in-any-log',
+    );
+    expect(lines).toContain(`config: writing /srv/www/index.html, /srv/www/nested/deep/secret`);
+    expect(lines.join('\n')).not.toContain('sos_not-in-any-log');
+
+    const fetched = await waitFor('the page fetched by name', async () => {
+      const res = await fetch(`http://127.0.0.1:${clientPort}/fetched`, {
+        signal: AbortSignal.timeout(2000),
+      });
+      return res.status === 200 ? await res.text() : undefined;
+    });
+    expect(fetched).toBe(page);
+    expect(await podman(['network', 'inspect', '--format', '{{.Labels}}', networkName(stack.id)])).toContain(
+      `io.stack-orchestrator.stack-id:${stack.id}`,
+    );
+
+    // A changed file is a new digest (the service computes it): the container is replaced with the new content.
+    const changed = {
+      ...config,
+      digest: 'sha256:config-2',
+      files: [{ path: '/srv/www/index.html', content: 'v2\n', mode: 0o644 }],
+    };
+    expect(await reconcile(driver, stack, [changed, client], ctx)).toEqual([
+      { name: 'config', action: 'replaced', ok: true, error: '' },
+      { name: 'client', action: 'unchanged', ok: true, error: '' },
+    ]);
+    expect(await httpGet(configPort)).toEqual({ status: 200, body: 'v2\n' });
+
+    await destroyStack(driver, stack, ctx);
+    expect(await stackContainers(stack.id)).toEqual([]);
+    await expect(podman(['network', 'exists', networkName(stack.id)])).rejects.toThrow();
   });
 });

@@ -4,13 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DockerDriver } from '../../src/agent/drivers/docker.driver.js';
+import { DockerDriver, networkName } from '../../src/agent/drivers/docker.driver.js';
 import type { ApplyContext, Driver, ServiceSpec, StackRef } from '../../src/agent/drivers/driver.js';
 import { ProcessDriver } from '../../src/agent/drivers/process.driver.js';
 import { NOT_REACHED, destroyStack, reconcile } from '../../src/agent/drivers/reconcile.js';
 import { eventually } from '../support/app.js';
 import { MISSING_IMAGE, TEST_IMAGE, podman, podmanSocket } from '../support/podman.js';
 import { HTTP_SERVICE, freePort, httpGet } from '../support/stacks.js';
+import { containerSpec } from '../support/service-specs.js';
 
 /**
  * The same reconcile scenarios against both real drivers: the process driver on this machine and
@@ -29,18 +30,8 @@ interface Harness {
   close(): Promise<void>;
 }
 
-const base = (name: string, version: number): ServiceSpec => ({
-  name,
-  image: '',
-  command: [],
-  env: {},
-  ports: [],
-  cpu: 0,
-  memory_bytes: 0,
-  restart: 'on-failure',
-  health_check: null,
-  digest: `sha256:${name}-${version}`,
-});
+const base = (name: string, version: number): ServiceSpec =>
+  containerSpec(name, { image: '', command: [], digest: `sha256:${name}-${version}` });
 
 function processHarness(): Harness {
   const dir = mkdtempSync(join(tmpdir(), 'so-reconcile-'));
@@ -93,6 +84,8 @@ async function dockerHarness(stacks: StackRef[]): Promise<Harness> {
           `label=io.stack-orchestrator.stack-id=${stack.id}`,
         ]);
         if (left) await podman(['rm', '-f', '-t', '0', ...left.split('\n')]);
+        // The stack's network goes with its last container when the driver removes it, not by hand.
+        await podman(['network', 'rm', '-f', networkName(stack.id)]).catch(() => undefined);
       }
       await driver.close();
     },

@@ -43,7 +43,7 @@ const SERVICES_LINE = 3;
 const specBytes = (source: string): number => {
   const result = validateDefinition(source);
   if (result.kind !== 'valid') throw new Error(JSON.stringify(result).slice(0, 2000));
-  return stackSpecBytes(result.definition.services.map(toServiceSpec));
+  return stackSpecBytes(result.definition.services.map((s) => toServiceSpec(s)));
 };
 /** What the last variable needs on top of VALUE for the stack to take exactly MAX_STACK_SPEC_BYTES. */
 const FILL = MAX_STACK_SPEC_BYTES - specBytes(bigStackYaml('probe', 0));

@@ -55,4 +55,4 @@ export const withEnv = (envLines: string[], command = '[/bin/app]') =>
 export const variables = (count: number, size: number, extra = 0) =>
   Array.from({ length: count }, (_, i) => `V${i}: "${'x'.repeat(size + (i === count - 1 ? extra : 0))}"`);
 export const specBytes = (source: string) =>
-  stackSpecBytes(valid(source).definition.services.map(toServiceSpec));
+  stackSpecBytes(valid(source).definition.services.map((s) => toServiceSpec(s)));

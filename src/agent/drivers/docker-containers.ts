@@ -30,6 +30,15 @@ export function containerName(stackId: string, service: string): string {
   return `so-${stackId.replace(/-/g, '').slice(0, 12)}-${service}`;
 }
 
+/**
+ * `so-<first 12 hex digits of the stack id>`: the stack's own bridge network, on which each
+ * container answers to its service name (as compose's default network does), so the monitoring
+ * containers reach the services they scrape and each other.
+ */
+export function networkName(stackId: string): string {
+  return `so-${stackId.replace(/-/g, '').slice(0, 12)}`;
+}
+
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
 /** The engine's create options for one service (docs/drivers.md, "Container configuration"). */
@@ -51,6 +60,7 @@ export function createOptions(
     });
   }
   const envKeys = Object.keys(spec.env).sort();
+  const network = networkName(stack.id);
   return {
     name,
     Image: spec.image,
@@ -66,7 +76,9 @@ export function createOptions(
       ...(spec.command.length > 0 ? { [DOCKER_LABELS.commandSet]: 'true' } : {}),
     },
     ExposedPorts: exposed,
+    NetworkingConfig: { EndpointsConfig: { [network]: { Aliases: [spec.name] } } },
     HostConfig: {
+      NetworkMode: network,
       PortBindings: bindings,
       ...(spec.cpu > 0 ? { NanoCpus: Math.round(spec.cpu * 1e9) } : {}),
       ...(spec.memory_bytes > 0 ? { Memory: spec.memory_bytes } : {}),

@@ -4,6 +4,7 @@ import {
   DOCKER_LABELS,
   containerName,
   createOptions,
+  networkName,
   normalizeStatus,
   observedService,
   parseEnv,
@@ -11,8 +12,10 @@ import {
   type Ulimit,
 } from './docker-containers.js';
 import type { Driver, EnsureAction, ObservedService, ServiceSpec, StackRef, StepContext } from './driver.js';
+import { tarArchive } from './tar-archive.js';
+import { timestampNs, type LogSource } from '../log-shipper.js';
 
-export { DOCKER_LABELS, containerName, type Ulimit } from './docker-containers.js';
+export { DOCKER_LABELS, containerName, networkName, type Ulimit } from './docker-containers.js';
 
 export interface DockerDriverOptions {
   /** Unix socket of the Docker Engine API; default: `DOCKER_HOST` when it is `unix://…`, else /var/run/docker.sock. */
@@ -105,6 +108,7 @@ export class DockerDriver implements Driver<Managed[]> {
         ctx.log(`${service}: removing ${container.name}`);
         await this.removeContainer(container);
       }
+      if ((await this.stackContainers(stack.id)).length === 0) await this.removeNetwork(stack, ctx);
     } catch (err) {
       throw this.failed(stack, service, err);
     }
@@ -132,6 +136,35 @@ export class DockerDriver implements Driver<Managed[]> {
       observed.push(observedService(info, await defaults));
     }
     return observed;
+  }
+
+  /** The stack's containers' output, for the log shipper (docker logs, with timestamps). */
+  logSource(): LogSource {
+    return {
+      running: async (stack) =>
+        (await this.stackContainers(stack.id))
+          .filter((c) => c.state === 'running')
+          .map((c) => ({ service: c.service, id: c.id })),
+      follow: async (id, sinceSeconds, line, signal) => {
+        const stream = await this.docker.getContainer(id).logs({
+          follow: true,
+          stdout: true,
+          stderr: true,
+          timestamps: true,
+          since: sinceSeconds,
+          abortSignal: signal,
+        });
+        const lines = new LogLines(line);
+        await new Promise<void>((resolve, reject) => {
+          stream.on('data', (chunk: Buffer) => lines.push(chunk));
+          stream.on('end', resolve);
+          stream.on('close', resolve);
+          stream.on('error', (err: Error) => (signal.aborted ? resolve() : reject(err)));
+          signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        lines.end();
+      },
+    };
   }
 
   /** Containers keep running without the agent; there is nothing to stop. */
@@ -174,12 +207,19 @@ export class DockerDriver implements Driver<Managed[]> {
       say(`replacing ${current.name} (digest ${current.digest || 'none'} -> ${spec.digest})`);
       await this.removeContainer(current);
     }
+    await this.ensureNetwork(stack);
     const name = containerName(stack.id, spec.name);
     say(`creating ${name} from ${spec.image}`);
     const container = await this.docker.createContainer(
       createOptions(stack, spec, name, { publishAddress: this.publishAddress, ulimits: this.ulimits }),
     );
     try {
+      const files = spec.files ?? [];
+      if (files.length > 0) {
+        // Names only: a file may hold a credential.
+        say(`writing ${files.map((f) => f.path).join(', ')}`);
+        await container.putArchive(tarArchive(files), { path: '/' });
+      }
       await container.start();
     } catch (err) {
       // A container that never started (port taken, bad command) is not left behind.
@@ -188,6 +228,41 @@ export class DockerDriver implements Driver<Managed[]> {
     }
     say(`started ${name}`);
     return current ? 'replaced' : 'created';
+  }
+
+  /** The stack's network (networkName), made when its first container is; one already there is fine. */
+  private async ensureNetwork(stack: StackRef): Promise<void> {
+    const name = networkName(stack.id);
+    try {
+      await this.docker.getNetwork(name).inspect();
+      return;
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
+    try {
+      await this.docker.createNetwork({
+        Name: name,
+        Driver: 'bridge',
+        CheckDuplicate: true,
+        Labels: {
+          [DOCKER_LABELS.managed]: 'true',
+          [DOCKER_LABELS.stackId]: stack.id,
+          [DOCKER_LABELS.stackName]: stack.name,
+        },
+      });
+    } catch (err) {
+      if (statusCode(err) !== 409) throw err; // made meanwhile
+    }
+  }
+
+  /** After the stack's last container: its network goes too. Gone already is fine. */
+  private async removeNetwork(stack: StackRef, ctx: StepContext): Promise<void> {
+    try {
+      await this.docker.getNetwork(networkName(stack.id)).remove();
+      ctx.log(`removed network ${networkName(stack.id)}`);
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
   }
 
   /** An engine error in the words people should read (the engine's message), logged once here. */
@@ -277,6 +352,44 @@ export class DockerDriver implements Driver<Managed[]> {
         cause: err,
       });
     }
+  }
+}
+
+/**
+ * The Engine API's multiplexed log stream (containers without a TTY): frames of an 8-byte header
+ * (stream 1 stdout or 2 stderr, three zero bytes, the payload's length big-endian) and the payload;
+ * lines start with their RFC 3339 timestamp (`timestamps=1`).
+ */
+class LogLines {
+  private pending: Buffer = Buffer.alloc(0);
+  private readonly partial = { stdout: '', stderr: '' };
+
+  constructor(private readonly line: (stream: 'stdout' | 'stderr', ns: bigint, text: string) => void) {}
+
+  push(chunk: Buffer): void {
+    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    while (this.pending.length >= 8) {
+      const size = this.pending.readUInt32BE(4);
+      if (this.pending.length < 8 + size) return;
+      const stream = this.pending[0] === 2 ? 'stderr' : 'stdout';
+      const text = this.partial[stream] + this.pending.subarray(8, 8 + size).toString('utf8');
+      this.pending = this.pending.subarray(8 + size);
+      const parts = text.split('\n');
+      this.partial[stream] = parts.pop() ?? '';
+      for (const part of parts) this.emit(stream, part);
+    }
+  }
+
+  end(): void {
+    for (const stream of ['stdout', 'stderr'] as const)
+      if (this.partial[stream]) this.emit(stream, this.partial[stream]);
+  }
+
+  private emit(stream: 'stdout' | 'stderr', raw: string): void {
+    const space = raw.indexOf(' ');
+    const ns = space > 0 ? timestampNs(raw.slice(0, space)) : undefined;
+    if (ns === undefined) return; // not a timestamped line: nothing the engine sends
+    this.line(stream, ns, raw.slice(space + 1).replace(/\r$/, ''));
   }
 }
 

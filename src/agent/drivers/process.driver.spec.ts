@@ -103,6 +103,32 @@ describe('process driver', () => {
     expect((await driver.observe()).map((o) => o.name)).toEqual(['once']);
   });
 
+  it('refuses a service that carries files, and starts the others', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'so-process-driver-'));
+    driver = new ProcessDriver(dir, pino({ level: 'silent' }));
+    const results = await reconcile(
+      driver,
+      stack,
+      [
+        spec('configured', ['sleep', '30'], {
+          files: [{ path: '/etc/app.yml', content: 'a: 1\n', mode: 0o644 }],
+        }),
+        spec('plain', ['sleep', '30']),
+      ],
+      ctx(),
+    );
+    expect(results).toEqual([
+      {
+        name: 'configured',
+        action: 'failed',
+        ok: false,
+        error: 'the process driver does not put files in place; place it on a docker worker',
+      },
+      { name: 'plain', action: 'created', ok: true, error: '' },
+    ]);
+    await destroyStack(driver, stack, ctx());
+  });
+
   it('hands each output line to the sink whole, by stream, however the pipe splits it', async () => {
     dir = mkdtempSync(join(tmpdir(), 'so-process-driver-'));
     const lines: [string, string, string, string][] = [];

@@ -141,6 +141,9 @@ export class ProcessDriver implements Driver<Supervised> {
         `the process driver runs commands, not images (${spec.image}); place it on a docker worker`,
       );
     if (spec.command.length === 0) throw new Error('no command to run');
+    // Only the monitoring stack's containers carry files; a process has no file system of its own.
+    if (spec.files?.length)
+      throw new Error('the process driver does not put files in place; place it on a docker worker');
     if (existing && existing.spec.digest === spec.digest && !ctx.replace) {
       existing.spec = spec; // health check settings may differ without a new digest
       if (

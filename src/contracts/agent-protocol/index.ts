@@ -133,6 +133,14 @@ export interface ServiceSpecMsg {
   digest: string;
   /** Absent from older services; null when the service has no metrics endpoint. */
   metrics?: MetricsSpecMsg | null;
+  /** Absent from older services (and from specs built before files existed): none. */
+  files?: ServiceFileMsg[];
+}
+
+export interface ServiceFileMsg {
+  path: string;
+  content: string;
+  mode: number;
 }
 
 export type JobCommandType = 'provision' | 'destroy';
@@ -148,6 +156,8 @@ export interface JobCommandMsg {
   attempt: number;
   keep: string[];
   replace: string[];
+  /** Empty or absent: the stack's output is not shipped. */
+  log_push_url?: string;
 }
 
 export interface CancelJobMsg {

@@ -50,6 +50,12 @@ describe('agent channel limits', () => {
       spec({ metrics: { port: 0, path: '/', interval_ms: 3_600_000 } }),
       spec({ env: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`V${i}`, 'é'.repeat(i * 7)])) }),
       spec({ command: ['/bin/app', 'x'.repeat(70_000)] }),
+      spec({
+        files: [
+          { path: '/etc/app/app.yml', content: 'grüß: dich\n'.repeat(2000), mode: 0o644 },
+          { path: '/etc/app/secret', content: '', mode: 0 },
+        ],
+      }),
     ];
     for (const one of specs)
       expect(serverMessageBytes({ job: { services: [one] } as never })).toBe(wrapped(stackSpecBytes([one])));

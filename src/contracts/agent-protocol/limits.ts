@@ -100,6 +100,7 @@ export function serviceSpecBytes(spec: ServiceSpecMsg): number {
   if (check) bytes += delimited(text(check.path) + uint(check.port) + uint(check.interval_ms));
   const metrics = spec.metrics;
   if (metrics) bytes += delimited(uint(metrics.port) + text(metrics.path) + uint(metrics.interval_ms));
+  for (const f of spec.files ?? []) bytes += delimited(text(f.path) + text(f.content) + uint(f.mode));
   return bytes;
 }
 

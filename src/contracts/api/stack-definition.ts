@@ -27,11 +27,33 @@ export interface HealthCheckDefinition {
  * built-in metric store; the monitoring stack's metrics store scrapes it too when it runs.
  */
 export interface MetricsDefinition {
-  /** The port the service serves its metrics on (process driver: a node port). */
+  /** The port the service serves its metrics on (process driver: a node port; docker: the container port). */
   port: number;
   /** HTTP path starting with `/`; `/metrics` by default. */
   path: string;
   interval_ms: number;
+}
+
+/** Who a generated file's deploy-time credential belongs to (docs/stack-definitions.md, "Monitoring"). */
+export type FileCredential = 'metrics_writer' | 'metrics_reader';
+
+/**
+ * A file the docker driver puts into the service's container: the monitoring stack's generated
+ * configuration. Never written in a definition file; the monitoring expansion adds them.
+ */
+export interface ServiceFileDefinition {
+  /** Absolute path inside the container. */
+  path: string;
+  /**
+   * The text. `{{orchestrator_url}}`, `{{metrics_writer_id}}` and `{{metrics_reader_id}}` are
+   * filled in when a job is made (PUBLIC_URL and the stack's own OAuth clients); empty for a
+   * credential file.
+   */
+  content: string;
+  /** Unix permission bits. */
+  mode: number;
+  /** A credential file: its content is that client's secret, added at deploy and sealed at rest. */
+  credential: FileCredential | null;
 }
 
 /** A service the orchestrator's ingress publishes as `<service>-<stack>.<base_id>.<TUNNEL_BASE_DOMAIN>`. */
@@ -67,6 +89,8 @@ export interface ServiceDefinition {
   driver: DriverName;
   /** Where the service came from: the file, or the monitoring stack the file enabled. */
   origin: 'definition' | 'monitoring';
+  /** Present on monitoring services with generated configuration. */
+  files?: ServiceFileDefinition[];
 }
 
 export interface MonitoringDefinition {

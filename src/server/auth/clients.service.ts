@@ -13,7 +13,7 @@ import type { ListClientsDto } from './dto/list-clients.dto.js';
 import { ClientEntity } from './entities/client.entity.js';
 import { isOperator, ownerInScope } from './operator.js';
 import { RateLimitsService } from './rate-limits.service.js';
-import { OPERATOR_OWNER } from './scopes.js';
+import { OPERATOR_OWNER, type Scope } from './scopes.js';
 
 /** How long a replica trusts that a client still exists and is enabled when checking a token. */
 const ACTIVE_CACHE_MS = 5000;
@@ -119,13 +119,36 @@ export class ClientsService implements OnApplicationBootstrap {
   }
 
   async create(caller: Caller, dto: CreateClientDto): Promise<CreatedClient> {
-    const owner = ownerInScope(caller, dto.owner);
+    const { client, secret } = await this.insertClient(ownerInScope(caller, dto.owner), dto.name, dto.scopes);
+    return { ...toView(client), client_secret: secret };
+  }
+
+  /**
+   * A client the service makes for itself on an owner's behalf (a stack's monitoring credentials):
+   * audited with the actor `system`; the secret is returned once, as for any client.
+   */
+  async createInternal(
+    owner: string,
+    name: string,
+    scopes: Scope[],
+  ): Promise<{ clientId: string; secret: string }> {
+    const { client, secret } = await this.insertClient(owner, name, scopes, 'system');
+    return { clientId: client.clientId, secret };
+  }
+
+  /** A new enabled client with a fresh secret, stored hashed and audited (the caller's, or `actor`). */
+  private async insertClient(
+    owner: string,
+    name: string,
+    scopes: Scope[],
+    actor?: string,
+  ): Promise<{ client: ClientEntity; secret: string }> {
     const secret = newClientSecret();
     const client = Object.assign(new ClientEntity(), {
       clientId: newClientId(),
-      name: dto.name,
+      name,
       owner,
-      scopes: dto.scopes,
+      scopes,
       secretHash: await hashSecret(secret),
       disabled: false,
       createdAt: new Date(),
@@ -135,10 +158,17 @@ export class ClientsService implements OnApplicationBootstrap {
     await this.audit.record({
       action: 'client.created',
       owner,
+      ...(actor !== undefined ? { actor, details: { scopes, name } } : { details: { scopes } }),
       target: client.clientId,
-      details: { scopes: client.scopes },
     });
-    return { ...toView(client), client_secret: secret };
+    return { client, secret };
+  }
+
+  /** Deletes a client {@link createInternal} made; one already gone is fine. */
+  async deleteInternal(owner: string, clientId: string): Promise<void> {
+    if (!(await this.repository.deleteInOwner(owner, clientId))) return;
+    this.active.delete(clientId);
+    await this.audit.record({ action: 'client.deleted', owner, actor: 'system', target: clientId });
   }
 
   list(caller: Caller, query: ListClientsDto): Promise<Page<ClientView>> {

@@ -2,9 +2,11 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { serverMessageBytes, type JobCommandMsg } from '../../contracts/agent-protocol/index.js';
 import { MAX_AGENT_MESSAGE_BYTES } from '../../contracts/agent-protocol/limits.js';
 import { AgentSessions } from '../agent-gateway/agent-sessions.js';
+import { SecretBox } from '../common/secret-box.js';
 import { WorkersService } from '../workers/workers.service.js';
 import type { JobEntity } from './entities/job.entity.js';
 import { JobLifecycle } from './job-lifecycle.js';
+import { openSealedFiles } from './job-secrets.js';
 import { JobsRepository } from './jobs.repository.js';
 import { place, type PlacementCandidate } from './placement.js';
 
@@ -32,6 +34,7 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
     private readonly sessions: AgentSessions,
     private readonly workers: WorkersService,
     private readonly lifecycle: JobLifecycle,
+    private readonly box: SecretBox,
   ) {}
 
   onModuleInit(): void {
@@ -80,18 +83,32 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
       });
       const unsent: JobEntity[] = [];
       const refused: { job: JobEntity; bytes: number }[] = [];
+      const unopened: JobEntity[] = [];
       for (const job of sent) {
+        let services;
+        try {
+          services = openSealedFiles(
+            job.stackId,
+            job.payload.command.services,
+            job.payload.secrets ?? [],
+            (sealed, context) => this.box.decrypt(sealed, context),
+          );
+        } catch {
+          unopened.push(job);
+          continue;
+        }
         const command: JobCommandMsg = {
           job_id: job.id,
           type: job.type,
           stack_id: job.stackId,
           stack_name: job.payload.command.stack_name,
           revision: job.revision,
-          services: job.payload.command.services,
+          services,
           timeout_ms: job.timeoutMs,
           attempt: job.attempts,
           keep: job.payload.command.keep ?? [],
           replace: job.payload.command.replace ?? [],
+          log_push_url: job.payload.command.log_push_url ?? '',
         };
         // Only a definition stored before the size limits can be this big; sending it would end
         // the agent's stream (and leave every stack of the node unknown), so the job fails instead.
@@ -111,10 +128,19 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
       }
       // Every command of the round is on its stream before anything else waits for the database.
       const placed = sent.filter(
-        (job) => newlyPlaced.has(job.id) && !unsent.includes(job) && !refused.some((r) => r.job === job),
+        (job) =>
+          newlyPlaced.has(job.id) &&
+          !unsent.includes(job) &&
+          !unopened.includes(job) &&
+          !refused.some((r) => r.job === job),
       );
       await this.lifecycle.placed(placed);
       for (const job of unsent) await this.lifecycle.requeue(job, 'agent not connected');
+      for (const job of unopened)
+        await this.lifecycle.abort(
+          job,
+          'a credential of the job cannot be opened (the encryption key changed since the job was made): deploy the stack again',
+        );
       for (const { job, bytes } of refused)
         await this.lifecycle.abort(
           job,

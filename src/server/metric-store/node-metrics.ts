@@ -20,14 +20,36 @@ export const NODE_SERIES = {
   containers_running: 'stack_node_containers_running',
 } as const satisfies Record<keyof NodeFigures, string>;
 
+/**
+ * The series each state report adds per service of a stack, labelled `stack_id`, `service` and
+ * `worker_id`: whether it runs, the runtime's restart count of its current container or process,
+ * and the latency of its last health check (only for services that have one and were checked).
+ */
+export const SERVICE_SERIES = {
+  up: 'stack_service_up',
+  restarts: 'stack_service_restarts',
+  health_latency: 'stack_service_health_latency_seconds',
+} as const;
+
+/** One service's figures from a state report. */
+export interface ServiceFigures {
+  stackId: string;
+  service: string;
+  up: boolean;
+  restarts: number;
+  /** Seconds; null when the service has no health check result. */
+  healthLatency: number | null;
+}
+
 const FLUSH_EVERY_MS = 5_000;
 /** Samples held at most between flushes (25,000 heartbeats); beyond it they are dropped (and counted). */
 const MAX_PENDING_SAMPLES = 100_000;
 
 /**
- * Node metrics into the metric store: each heartbeat's figures become samples of the worker's
- * owner, collected in memory and written every 5 s as one batch per owner (heartbeats arrive
- * every few seconds per worker; one write each would be a row each).
+ * Node and service metrics into the metric store: each heartbeat's figures and each state report's
+ * services become samples of the worker's owner, collected in memory and written every 5 s as one
+ * batch per owner (heartbeats and reports arrive every few seconds per worker; one write each
+ * would be a row each).
  */
 @Injectable()
 export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDestroy {
@@ -50,6 +72,19 @@ export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDest
     for (const [field, name] of Object.entries(NODE_SERIES) as [keyof NodeFigures, string][]) {
       const labels = labelsFromRecord({ __name__: name, worker_id: workerId, worker });
       this.buffer.add(owner, labels, at, figures[field]);
+    }
+  }
+
+  /** A state report's services of one worker. */
+  recordServices(owner: string, workerId: string, services: ServiceFigures[], at = Date.now()): void {
+    for (const s of services) {
+      const base = { stack_id: s.stackId, service: s.service, worker_id: workerId };
+      const add = (name: string, value: number): void => {
+        this.buffer.add(owner, labelsFromRecord({ __name__: name, ...base }), at, value);
+      };
+      add(SERVICE_SERIES.up, s.up ? 1 : 0);
+      add(SERVICE_SERIES.restarts, s.restarts);
+      if (s.healthLatency !== null) add(SERVICE_SERIES.health_latency, s.healthLatency);
     }
   }
 

@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { ServiceSpecMsg } from '../../contracts/agent-protocol/index.js';
 import type { JobPayload } from '../jobs/entities/job.entity.js';
-import type { ServiceDefinition, StackDefinition } from './definition/definition.types.js';
+import type {
+  ServiceDefinition,
+  ServiceFileDefinition,
+  StackDefinition,
+} from './definition/definition.types.js';
+import { PATHS } from './monitoring/monitoring-paths.js';
 
 /**
  * The digest of what makes a service what it is on the node: image or command, environment, ports,
@@ -18,11 +23,38 @@ export function serviceDigest(service: ServiceDefinition): string {
     cpu: service.resources.cpu,
     memory_bytes: service.resources.memory_bytes,
     restart: service.restart,
+    // Only when there are any, so the digests of services without files stay what they were.
+    ...(service.files?.length ? { files: service.files.map(fileDigestPart) } : {}),
   };
-  return `sha256:${createHash('sha256').update(JSON.stringify(canonical)).digest('hex')}`;
+  return `sha256:${sha256(JSON.stringify(canonical))}`;
 }
 
-export function toServiceSpec(service: ServiceDefinition): ServiceSpecMsg {
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * A file as the digest counts it: its text as the definition holds it (deploy-time values are
+ * filled in later and do not change it), a credential by whose it is (the secret never enters a
+ * digest).
+ */
+const fileDigestPart = (f: ServiceFileDefinition) => [
+  f.path,
+  f.mode,
+  f.credential ? `credential:${f.credential}` : `sha256:${sha256(f.content)}`,
+];
+
+/**
+ * Whether the stack's own metrics store runs with a generated prometheus.yml: it then scrapes the
+ * stack's containers that declare `metrics` on the stack network and remote-writes them into the
+ * built-in store, so their agent does not scrape them as well (docs/metrics.md, "One scraper").
+ */
+export function storeScrapesContainers(services: ServiceDefinition[]): boolean {
+  return services.some(
+    (s) => s.origin === 'monitoring' && (s.files ?? []).some((f) => f.path === PATHS.prometheusConfig),
+  );
+}
+
+/** `storeScrapes`: see {@link storeScrapesContainers} for the stack the service belongs to. */
+export function toServiceSpec(service: ServiceDefinition, storeScrapes = false): ServiceSpecMsg {
   return {
     name: service.name,
     image: service.image ?? '',
@@ -40,23 +72,29 @@ export function toServiceSpec(service: ServiceDefinition): ServiceSpecMsg {
         }
       : null,
     digest: serviceDigest(service),
-    metrics: scrapeSpec(service),
+    metrics: scrapeSpec(service, storeScrapes),
+    ...(service.files?.length
+      ? { files: service.files.map((f) => ({ path: f.path, content: f.content, mode: f.mode })) }
+      : {}),
   };
 }
 
 /**
  * Where the agent scrapes the service's metrics: a process's own port; for a container, the host
  * port a TCP mapping publishes the metrics port on, else port 0 (not scraped by the agent: the
- * stack's metrics store scrapes it inside the container network). Revisions stored before the
- * field have no `metrics` at all.
+ * stack's metrics store scrapes it inside the container network); port 0 as well for every
+ * container when `storeScrapes` (the stack's metrics store scrapes them: one scraper per series).
+ * Revisions stored before the field have no `metrics` at all.
  */
-export function scrapeSpec(service: ServiceDefinition): ServiceSpecMsg['metrics'] {
+export function scrapeSpec(service: ServiceDefinition, storeScrapes = false): ServiceSpecMsg['metrics'] {
   const metrics = (service.metrics as ServiceDefinition['metrics'] | undefined) ?? null;
   if (metrics === null) return null;
   const port =
     service.driver === 'process'
       ? metrics.port
-      : (service.ports.find((p) => p.protocol === 'tcp' && p.container === metrics.port)?.host ?? 0);
+      : storeScrapes
+        ? 0
+        : (service.ports.find((p) => p.protocol === 'tcp' && p.container === metrics.port)?.host ?? 0);
   return { port, path: metrics.path, interval_ms: metrics.interval_ms };
 }
 
@@ -64,8 +102,13 @@ export function scrapeSpec(service: ServiceDefinition): ServiceSpecMsg['metrics'
 export function provisionPayload(definition: StackDefinition, revision: number): JobPayload {
   const labels: Record<string, string> = {};
   for (const s of definition.services) Object.assign(labels, s.placement.labels);
+  const storeScrapes = storeScrapesContainers(definition.services);
   return {
-    command: { stack_name: definition.name, revision, services: definition.services.map(toServiceSpec) },
+    command: {
+      stack_name: definition.name,
+      revision,
+      services: definition.services.map((s) => toServiceSpec(s, storeScrapes)),
+    },
     placement: {
       drivers: [...new Set(definition.services.map((s) => s.driver))],
       labels,

@@ -5,9 +5,15 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
 import type { Gauge } from 'prom-client';
 import { AuditService } from '../audit/audit.service.js';
+import { SecretBox } from '../common/secret-box.js';
+import { AppConfig } from '../config/config.js';
+import { getCatalog } from './catalog/catalog.js';
+import { credentialRoles, deploySpecs } from './monitoring/deploy-values.js';
+import { MonitoringClientsService } from './monitoring/monitoring-clients.service.js';
+import { logPushUrl } from './monitoring/monitoring-files.js';
 import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import type { Caller } from '../common/request-context.js';
-import type { JobEntity } from '../jobs/entities/job.entity.js';
+import type { JobEntity, JobPayload } from '../jobs/entities/job.entity.js';
 import type { JobView } from '../../contracts/api/jobs.js';
 import type {
   StackHealthView,
@@ -61,6 +67,9 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     private readonly reports: StackReportsService,
     private readonly publishing: StackPublishing,
     private readonly audit: AuditService,
+    private readonly monitoringClients: MonitoringClientsService,
+    private readonly config: AppConfig,
+    private readonly box: SecretBox,
     @InjectMetric(METRIC.stacks) private readonly stacksGauge: Gauge<string>,
   ) {}
 
@@ -193,8 +202,11 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     const definition = await this.definitionAt(stack.id, stack.revision);
     if (!definition) throw stackNotFound(stack.id);
     const payload = provisionPayload(definition, stack.revision);
+    const renewed = await this.withMonitoring(stack, definition, payload);
     payload.command.keep = stack.driftIgnores;
-    payload.command.replace = replace.filter((name) => !stack.driftIgnores.includes(name));
+    payload.command.replace = [...new Set([...replace, ...renewed])].filter(
+      (name) => !stack.driftIgnores.includes(name),
+    );
     const job = await this.jobs.create({
       owner: stack.owner,
       type: 'provision',
@@ -213,6 +225,34 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
       details: { job_id: job.id, revision: stack.revision },
     });
     return jobView(job);
+  }
+
+  /**
+   * The monitoring stack's deploy-time part (docs/stack-definitions.md, "Monitoring"): the generated
+   * files get PUBLIC_URL, the stack id and the stack's own clients, whose secrets go sealed; the
+   * agent learns where to push the containers' output. Returns the services to replace because a
+   * client was made anew (the running container holds a secret that no longer works).
+   */
+  private async withMonitoring(
+    stack: StackEntity,
+    definition: StackDefinition,
+    payload: JobPayload,
+  ): Promise<string[]> {
+    const push = logPushUrl(getCatalog(), definition.services);
+    if (push !== null) payload.command.log_push_url = push;
+    if (!definition.services.some((s) => s.files?.length)) return [];
+    const clients = await this.monitoringClients.ensure(stack, credentialRoles(definition.services));
+    const specs = deploySpecs(
+      definition.services,
+      { stackId: stack.id, orchestratorUrl: this.config.publicUrl, clients },
+      (plaintext, context) => this.box.encrypt(plaintext, context),
+    );
+    payload.command.services = specs.services;
+    payload.secrets = specs.secrets;
+    const created = new Set([...clients].filter(([, c]) => c.created).map(([role]) => role));
+    return definition.services
+      .filter((s) => s.files?.some((f) => f.credential !== null && created.has(f.credential)))
+      .map((s) => s.name);
   }
 
   /** 202 with the destroy job; the stack is gone when it succeeds. */
@@ -295,6 +335,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     if (job.type === 'destroy') {
       if (job.status === 'succeeded') {
         await this.publishing.finished(job, stack);
+        await this.monitoringClients.removeAll(stack);
         await this.repository.delete(stack.id);
         await this.refreshGauge();
         await this.audit.record({

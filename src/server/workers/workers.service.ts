@@ -4,7 +4,12 @@ import { every } from '../common/periodic.js';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge } from 'prom-client';
-import type { ConnectivityReportMsg, HeartbeatMsg, HelloMsg } from '../../contracts/agent-protocol/index.js';
+import type {
+  ConnectivityReportMsg,
+  HeartbeatMsg,
+  HelloMsg,
+  StateReportMsg,
+} from '../../contracts/agent-protocol/index.js';
 import { IDENTITY_REVOKED } from '../../contracts/agent-protocol/index.js';
 import {
   AgentSessions,
@@ -43,6 +48,9 @@ const MISSED_INTERVALS = 3;
 const SWEEP_LEASE_TTL_MS = 10_000;
 /** The lease under which one replica at a time marks silent workers unreachable. */
 export const WORKER_SWEEP_LEASE = 'worker-sweep';
+
+/** Services of one state report recorded as series (the reports' own cap). */
+const MAX_RECORDED_SERVICES = 2000;
 
 /** A connected or recently connected worker as this replica sees it; the hot path's state. */
 interface LiveWorker {
@@ -111,6 +119,10 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
 
   onModuleInit(): void {
     this.sessions.setHandler(this);
+    this.sessions.addStateHandler({
+      state: (workerId, report) => this.recordServices(workerId, report),
+      disconnected: () => undefined,
+    });
     this.health.registerCheck('workers', () => this.workersCheck());
     const tick = Math.max(50, Math.min(1000, Math.floor(this.config.heartbeatIntervalMs / 2)));
     this.timer = every(this.logger, 'worker-states', tick, () => this.tick());
@@ -255,6 +267,26 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     worker.lastHeartbeat = new Date();
     worker.dirty = true;
     this.nodeMetrics.record(worker.owner, workerId, worker.name, metrics, worker.lastHeartbeat.getTime());
+  }
+
+  /**
+   * A state report's services become series of the worker's owner (`stack_service_*`,
+   * docs/metrics.md), as heartbeats' node figures do: what the stack dashboards read.
+   */
+  private recordServices(workerId: string, report: StateReportMsg): void {
+    const worker = this.live.get(workerId);
+    if (!worker) return;
+    const figures = (report.services ?? [])
+      .filter((s) => s.desired && s.stack_id)
+      .slice(0, MAX_RECORDED_SERVICES)
+      .map((s) => ({
+        stackId: s.stack_id,
+        service: s.name,
+        up: s.running,
+        restarts: s.restarts ?? 0,
+        healthLatency: s.health?.checked_at ? (s.health.latency_ms ?? 0) / 1000 : null,
+      }));
+    this.nodeMetrics.recordServices(worker.owner, workerId, figures);
   }
 
   connectivity(workerId: string, report: ConnectivityReportMsg): void {

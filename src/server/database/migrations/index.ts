@@ -8,6 +8,7 @@ import { WorkerLinksNoError1764000600000 } from './1764000600000-worker-links-no
 import { Tunnel1764000700000 } from './1764000700000-tunnel.js';
 import { MetricStore1764000800000 } from './1764000800000-metric-store.js';
 import { Replicas1764000900000 } from './1764000900000-replicas.js';
+import { StackMonitoringClients1764001200000 } from './1764001200000-stack-monitoring-clients.js';
 import { StackLogs1764001300000 } from './1764001300000-stack-logs.js';
 
 /** Every migration, oldest first. ESM has no directory globbing, so each is listed here. */
@@ -22,5 +23,6 @@ export const MIGRATIONS = [
   Tunnel1764000700000,
   MetricStore1764000800000,
   Replicas1764000900000,
+  StackMonitoringClients1764001200000,
   StackLogs1764001300000,
 ];

@@ -2,12 +2,15 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { JobCommandMsg } from '../../../contracts/agent-protocol/index.js';
 import type { JobResult } from '../../../contracts/api/jobs.js';
 import type { JobState, JobType } from '../job-state.js';
+import type { SealedFile } from '../job-secrets.js';
 
 /** What a job needs to be placed and sent, fixed when it is created. */
 export interface JobPayload {
   command: Pick<JobCommandMsg, 'stack_name' | 'revision' | 'services'> &
-    Partial<Pick<JobCommandMsg, 'keep' | 'replace'>>;
+    Partial<Pick<JobCommandMsg, 'keep' | 'replace' | 'log_push_url'>>;
   placement: { drivers: string[]; labels: Record<string, string>; cpu: number; memory_bytes: number };
+  /** Secret file contents, sealed; `command.services` holds those files empty (job-secrets.ts). */
+  secrets?: SealedFile[];
 }
 
 /** Per service, what the agent did: stored as it is shown (a job's `results`). */

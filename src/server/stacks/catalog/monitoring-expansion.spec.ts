@@ -18,7 +18,7 @@ describe('expandMonitoring', () => {
     const [metrics, logs, dashboard] = services;
     expect(metrics.command).toContain('--storage.tsdb.retention.time=30d');
     expect(metrics.command).toContain('--storage.tsdb.retention.size=20GB');
-    expect(logs.command).toContain('-store.retention=14d');
+    expect(logs.command).toEqual(['-config.file=/etc/loki/stack/loki.yaml']);
     expect(dashboard).toMatchObject({
       image: expect.stringMatching(/^grafana\/grafana:/) as string,
       env: { GF_SECURITY_ADMIN_PASSWORD: '${GRAFANA_ADMIN_PASSWORD}' },

@@ -7,6 +7,7 @@ import type { StackDefinition, ValidationIssue } from '../../../contracts/api/st
 
 export type {
   DriverName,
+  FileCredential,
   HealthCheckDefinition,
   MetricsDefinition,
   MonitoringDefinition,
@@ -14,6 +15,7 @@ export type {
   PublicDefinition,
   RestartPolicy,
   ServiceDefinition,
+  ServiceFileDefinition,
   StackDefinition,
   ValidationCategory,
   ValidationIssue,

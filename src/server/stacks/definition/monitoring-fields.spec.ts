@@ -35,7 +35,9 @@ services:
     expect(dashboard.depends_on).toEqual(['metrics-store', 'log-store']);
     const logs = service(result, 'log-store');
     expect(logs.image).toMatch(/^grafana\/loki:/);
-    expect(logs.command).toContain('-store.retention=14d');
+    // Loki keeps its retention in the generated configuration (monitoring/loki-config.ts).
+    expect(logs.command).toEqual(['-config.file=/etc/loki/stack/loki.yaml']);
+    expect(logs.files?.[0].content).toContain('retention_period: 336h');
     expect(service(result, 'app').origin).toBe('definition');
   });
 

@@ -1,5 +1,6 @@
 import { getCatalog, type Catalog } from '../catalog/catalog.js';
 import { expandMonitoring } from '../catalog/monitoring-expansion.js';
+import { withMonitoringFiles } from '../monitoring/monitoring-files.js';
 import { checkStack } from './cross-service.js';
 import type {
   MonitoringDefinition,
@@ -143,5 +144,16 @@ function readServices(
     const service = readService(name, stack, entry.value, path, kit, issues);
     if (service !== null) parsed.push(service);
   }
-  return checkStack(parsed, extra, kit, map.pos, issues);
+  // Without a valid name the definition is refused anyway; the files would only be noise.
+  const wired =
+    stack === undefined
+      ? extra
+      : withMonitoringFiles(
+          catalog,
+          stack,
+          monitoring,
+          extra,
+          parsed.map((p) => p.def),
+        );
+  return checkStack(parsed, wired, kit, map.pos, issues);
 }
