@@ -163,7 +163,7 @@ describe('the monitoring stack of a docker stack, wired', { timeout: 180_000 }, 
     };
     expect(prom.global.external_labels).toEqual({ stack: 'mon', stack_id: stackId });
     expect(prom.scrape_configs.map((c) => [c.job_name, c.static_configs[0].targets])).toEqual([
-      ['web', ['web:8080']],
+      ['mon/web', ['web:8080']],
     ]);
     expect(prom.remote_write[0].url).toBe(`${publicUrl}/prometheus/api/v1/write`);
     const writer = {
@@ -269,16 +269,19 @@ describe('the monitoring stack of a docker stack, wired', { timeout: 180_000 }, 
     expect(series[0].metric).toMatchObject({
       __name__: 'demo_requests_total',
       code: '200',
-      job: 'web',
+      job: 'mon/web',
       service: 'web',
       stack: 'mon',
       stack_id: stackId,
       instance: `127.0.0.1:${webPort}`,
     });
     expect(series[0].value[1]).toBe('42');
-    expect((await query(admin, `up{stack_id="${stackId}",job="web"}`)).series[0]?.value[1]).toBe('1');
+    expect((await query(admin, `up{stack_id="${stackId}",job="mon/web"}`)).series[0]?.value[1]).toBe('1');
     // The agent, which scrapes published metrics ports every second otherwise, stored nothing of web.
-    expect((await query(admin, `{stack_id="${stackId}",job="mon/web"}`)).series).toEqual([]);
+    // (Its samples carry `worker_id`; the stack's Prometheus's do not.)
+    expect(
+      (await query(admin, `{__name__=~"demo_requests_total|up",stack_id="${stackId}",worker_id!=""}`)).series,
+    ).toEqual([]);
 
     // The dashboard's client reads; the metrics store's client only writes.
     expect((await query(basic(reader.id, reader.secret), `up{stack_id="${stackId}"}`)).series).toHaveLength(

@@ -150,11 +150,13 @@ describe('monitoring files: prometheus.yml', () => {
         c.scrape_timeout,
       ]),
     ).toEqual([
-      ['web', ['web:80'], '/metrics', '15s', '10s'],
-      ['api', ['api:9100'], '/internal/metrics', '5s', '5s'],
-      ['slow', ['slow:9200'], '/metrics', '3600s', '10s'],
+      ['shop/web', ['web:80'], '/metrics', '15s', '10s'],
+      ['shop/api', ['api:9100'], '/internal/metrics', '5s', '5s'],
+      ['shop/slow', ['slow:9200'], '/metrics', '3600s', '10s'],
     ]);
-    expect(config.scrape_configs.every((c) => c.static_configs[0].labels.service === c.job_name)).toBe(true);
+    expect(
+      config.scrape_configs.every((c) => `shop/${c.static_configs[0].labels.service}` === c.job_name),
+    ).toBe(true);
     expect(config.remote_write).toEqual([
       {
         url: 'https://so.example.com/prometheus/api/v1/write',

@@ -23,7 +23,9 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 const seconds = (ms: number): string => `${Math.round(ms / 1000)}s`;
 
 /**
- * The stack's prometheus.yml: one job per service that declares `metrics` (labelled `service`),
+ * The stack's prometheus.yml: one job per service that declares `metrics`, named `<stack>/<service>`
+ * and labelled `service` as the agent's own scrape of a service is (one query finds a service's
+ * series whichever scraped it),
  * the stack's name and id as external labels (they go with every remote-written sample), and a
  * remote write to the orchestrator's built-in store with the stack's `metrics:write` client.
  * Retention is not here: Prometheus takes it as flags (the catalogue's command). Valid for the
@@ -42,7 +44,7 @@ export function prometheusConfig(input: PrometheusConfigInput): string {
       external_labels: { stack: input.stack, stack_id: token('stack_id') },
     },
     scrape_configs: input.targets.map((t) => ({
-      job_name: t.service,
+      job_name: `${input.stack}/${t.service}`,
       scrape_interval: seconds(t.interval_ms),
       scrape_timeout: seconds(Math.min(DEFAULT_TIMEOUT_MS, t.interval_ms)),
       metrics_path: t.path,
