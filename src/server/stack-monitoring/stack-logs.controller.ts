@@ -29,6 +29,9 @@ export class StackLogsController {
     res.setHeader('Cache-Control', 'no-store');
     // Proxies such as nginx would otherwise hold the lines back until a buffer fills.
     res.setHeader('X-Accel-Buffering', 'no');
+    // The status and headers go at once, not with the first line: an NDJSON stream of a quiet stack
+    // may write nothing for a long time, and the client should know it is following by then.
+    res.once('pipe', () => res.flushHeaders());
     return new StreamableFile(stream, {
       type: sse ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
     });
