@@ -322,6 +322,16 @@ services:${service('web', web, `    metrics: { port: ${web}, interval: 1s }\n`)}
     await eventually(async () => (await query('up{stack="mon",service="web"}'))[0]?.value[1] === '0', 20_000);
     const [scraped] = await query('scrape_samples_scraped{stack="mon",service="web"}');
     expect(scraped.value[1]).toBe('0');
+    // The failed scrape marked the service's own series stale: an instant query no longer returns
+    // them, where it would return the last value for the 5-minute lookback otherwise.
+    expect(await query('http_service_uptime_seconds{stack="mon",service="web"}')).toEqual([]);
+    expect(await query('http_service_requests_total{stack="mon",service="web"}')).toEqual([]);
+    const range = await t.http
+      .get(
+        `/prometheus/api/v1/query?query=${encodeURIComponent('count_over_time(http_service_uptime_seconds{stack="mon"}[10m])')}`,
+      )
+      .set('Authorization', auth);
+    expect(Number(range.body.data.result[0].value[1])).toBeGreaterThan(0);
   });
 
   it('takes samples and lines only for stacks placed on the worker that sends them', async () => {

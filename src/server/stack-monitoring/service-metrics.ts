@@ -6,8 +6,9 @@ import { MAX_ABS_TIMESTAMP } from '../metric-store/chunk.js';
 import { MetricInputError } from '../metric-store/errors.js';
 import { canonicalLabels, METRIC_NAME_LABEL } from '../metric-store/labels.js';
 import { SampleBuffer } from '../metric-store/sample-buffer.js';
-import type { Label } from '../metric-store/series.js';
+import { staleMarker, type Label } from '../metric-store/series.js';
 import { MetricStoreService } from '../metric-store/store/metric-store.service.js';
+import { FORGET_TARGET_MS, ScrapeStaleness } from './scrape-staleness.js';
 import type { StackTarget } from './stack-targets.js';
 
 /** Scraped samples are written this often, one batch per owner. */
@@ -59,12 +60,14 @@ export function scrapedLabels(exposed: readonly Label[], target: Record<string, 
  * The samples the agents scrape from the stacks' services into the built-in metric store, under
  * the stack owner's tenant (docs/metrics.md, "Stack services"): each sample labelled with its
  * target, and per scrape `up`, `scrape_duration_seconds` and `scrape_samples_scraped` as
- * Prometheus writes them. Buffered and written every second.
+ * Prometheus writes them, and stale markers for series that vanish (ScrapeStaleness). Buffered
+ * and written every second.
  */
 @Injectable()
 export class ServiceMetricsRecorder implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('stack-monitoring');
   private readonly buffer = new SampleBuffer(MAX_PENDING_SAMPLES);
+  readonly staleness = new ScrapeStaleness();
   private timer: NodeJS.Timeout | undefined;
   /** Samples refused (bad labels) since the last flush. */
   private refused = 0;
@@ -92,6 +95,8 @@ export class ServiceMetricsRecorder implements OnApplicationBootstrap, OnModuleD
       return;
     }
     const target = targetLabels(stack, report.service, workerId, report.port);
+    const targetKey = `${stack.owner}\n${stack.id}\n${workerId}\n${report.service}\n${report.port}`;
+    const now = Date.now();
     for (const sample of report.samples) {
       const t = sample.timestamp_ms || at;
       if (!validTime(t)) {
@@ -107,8 +112,11 @@ export class ServiceMetricsRecorder implements OnApplicationBootstrap, OnModuleD
         continue;
       }
       this.buffer.add(stack.owner, labels, t, sample.value);
+      if (!sample.timestamp_ms) this.staleness.seen(targetKey, labels, now);
     }
     if (!report.last) return;
+    for (const gone of this.staleness.ended(targetKey, now))
+      this.buffer.add(stack.owner, gone, at, staleMarker());
     const scrape = (name: string, value: number) =>
       this.buffer.add(
         stack.owner,
@@ -125,6 +133,7 @@ export class ServiceMetricsRecorder implements OnApplicationBootstrap, OnModuleD
   async flush(): Promise<void> {
     const refused = this.refused;
     this.refused = 0;
+    this.staleness.forget(Date.now() - FORGET_TARGET_MS);
     const dropped = await this.buffer.flush(this.store);
     if (dropped + refused > 0)
       this.logger.warn({ dropped, refused }, 'scraped samples not stored (buffer full, or labels refused)');
