@@ -202,7 +202,13 @@ describe('the docker driver against podman', () => {
   it('observes the effective configuration: env without image defaults, ports, limits, digest', async () => {
     const stack = newStack();
     const port = await freePort();
+    const local = await freePort();
     const limited = web(port, {
+      // The same container port published twice: on the agent's default address, and on loopback.
+      ports: [
+        { container: 8080, host: port, protocol: 'tcp' },
+        { container: 8080, host: local, protocol: 'tcp', address: '127.0.0.1' },
+      ],
       // PATH equals the image's own value but is the service's: it is reported.
       env: { GREETING: 'hello', STACK_TEST_IMAGE: 'overridden', PATH: '/bin' },
       cpu: 0.5,
@@ -215,6 +221,7 @@ describe('the docker driver against podman', () => {
     const results = await reconcile(driver, stack, [limited, oneShot], ctx);
     expect(results.every((r) => r.ok)).toBe(true);
     await httpGet(port);
+    expect((await httpGet(local)).status).toBe(200);
     expect((await inspect(containerName(stack.id, 'web'))).HostConfig.RestartPolicy.Name).toBe('always');
     expect((await inspect(containerName(stack.id, 'once'))).HostConfig.RestartPolicy.Name).toBe('no');
 
@@ -246,7 +253,20 @@ describe('the docker driver against podman', () => {
       image: TEST_IMAGE,
       command: HTTPD,
       env: { GREETING: 'hello', STACK_TEST_IMAGE: 'overridden', PATH: '/bin' },
-      ports: [{ container: 8080, host: port, protocol: 'tcp' }],
+      ports: [
+        {
+          container: 8080,
+          host: Math.min(port, local),
+          protocol: 'tcp',
+          ...(local < port ? { address: '127.0.0.1' } : {}),
+        },
+        {
+          container: 8080,
+          host: Math.max(port, local),
+          protocol: 'tcp',
+          ...(local > port ? { address: '127.0.0.1' } : {}),
+        },
+      ],
       cpu: 0.5,
       memory_bytes: 64 * MiB,
     });

@@ -55,7 +55,7 @@ export function createOptions(
     exposed[key] = {};
     // Host port 0 lets the engine pick one, as `docker run -p <container>`.
     (bindings[key] ??= []).push({
-      HostIp: host.publishAddress,
+      HostIp: port.address || host.publishAddress,
       HostPort: port.host ? String(port.host) : '',
     });
   }
@@ -133,7 +133,10 @@ function effectiveConfig(info: Docker.ContainerInspectInfo, image: ImageDefaults
     labels[DOCKER_LABELS.commandSet] === 'true' || !isDeepStrictEqual(cmd, image.cmd) ? cmd : [];
   const ports: PortSpec[] = [];
   // Typed `any` by @types/dockerode; the engine sends `{"8080/tcp": [{HostIp, HostPort}] | null}`.
-  const portBindings = (info.HostConfig.PortBindings ?? {}) as Record<string, { HostPort?: string }[] | null>;
+  const portBindings = (info.HostConfig.PortBindings ?? {}) as Record<
+    string,
+    { HostIp?: string; HostPort?: string }[] | null
+  >;
   for (const [key, bindings] of Object.entries(portBindings)) {
     const [container, protocol] = key.split('/');
     for (const binding of bindings ?? []) {
@@ -141,6 +144,7 @@ function effectiveConfig(info: Docker.ContainerInspectInfo, image: ImageDefaults
         container: Number(container),
         host: Number(binding.HostPort) || 0,
         protocol: protocol === 'udp' ? 'udp' : 'tcp',
+        ...(binding.HostIp ? { address: binding.HostIp } : {}),
       });
     }
   }

@@ -105,6 +105,8 @@ export interface PortSpecMsg {
   container: number;
   host: number;
   protocol: string;
+  /** The node address to publish on; empty or absent: the agent's default. */
+  address?: string;
 }
 
 export interface HealthCheckSpecMsg {

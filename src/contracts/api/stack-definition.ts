@@ -11,6 +11,11 @@ export interface PortDefinition {
   /** The port on the node; for the process driver always equal to `container`. */
   host: number;
   protocol: 'tcp' | 'udp';
+  /**
+   * The node address the port is published on (an IPv4 or IPv6 literal, `127.0.0.1` to keep it
+   * local); absent: the agent's default (every interface). Docker driver only.
+   */
+  address?: string;
 }
 
 export interface HealthCheckDefinition {

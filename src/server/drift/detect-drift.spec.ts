@@ -122,6 +122,43 @@ describe('drift detection', () => {
     ]);
   });
 
+  it("a port's address is compared only where the definition sets one", () => {
+    const addressed = web({
+      ports: [{ container: 8080, host: 18080, protocol: 'tcp', address: '127.0.0.1' }],
+    });
+    // Published where the definition says: no drift.
+    expect(detectDrift([addressed], [running(addressed)])).toEqual([]);
+    // Published on every interface instead: drift, naming both.
+    const everywhere = running(addressed);
+    everywhere.actual = {
+      ...everywhere.actual!,
+      ports: [{ container: 8080, host: 18080, protocol: 'tcp', address: '0.0.0.0' }],
+    };
+    expect(detectDrift([addressed], [everywhere])).toEqual([
+      {
+        resource: 'web',
+        kind: 'modified',
+        field: 'ports',
+        desired: '127.0.0.1:18080:8080/tcp',
+        actual: '0.0.0.0:18080:8080/tcp',
+      },
+    ]);
+    // Without an address in the definition, the agent's default address is not drift.
+    const plain = running(web());
+    plain.actual = {
+      ...plain.actual!,
+      ports: [{ container: 8080, host: 18080, protocol: 'tcp', address: '10.1.2.3' }],
+    };
+    expect(detectDrift([web()], [plain])).toEqual([]);
+  });
+
+  it('keeps the digest of a service whose ports have no address what it was before addresses existed', () => {
+    // Changing it would make every running service look changed, and the next deploy replace it.
+    expect(serviceDigest(web({ env: { GREETING: 'hello' } }))).toBe(
+      'sha256:46a94ea201ac7bb0e4eceb790d73b2b7b52c5f042798ce56186ffb860c150905',
+    );
+  });
+
   it('the digest speaks only when no field does', () => {
     const state = running(web(), { digest: 'sha256:other' });
     expect(detectDrift([web()], [state])).toEqual([

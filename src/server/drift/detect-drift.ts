@@ -32,11 +32,33 @@ export function normalizeImage(image: string): string {
   return hasTagOrDigest ? name : `${name}:latest`;
 }
 
-const portsText = (ports: { container: number; host: number; protocol: string }[]): string =>
-  ports
-    .map((p) => `${p.host}:${p.container}/${p.protocol || 'tcp'}`)
-    .sort()
-    .join(',');
+interface PortShape {
+  container: number;
+  host: number;
+  protocol: string;
+  address?: string;
+}
+
+const portText = (p: PortShape, address: string | undefined) =>
+  `${address ? `${address}:` : ''}${p.host}:${p.container}/${p.protocol || 'tcp'}`;
+
+/**
+ * The desired and actual ports as text. A port's address counts only where the definition sets
+ * one: without, the agent's own default (which may be every interface or one address) is not drift.
+ */
+const portsTexts = (desired: PortShape[], actual: PortShape[]): [string, string] => {
+  const addressed = new Set(desired.filter((p) => p.address).map((p) => portText(p, undefined)));
+  return [
+    desired
+      .map((p) => portText(p, p.address))
+      .sort()
+      .join(','),
+    actual
+      .map((p) => portText(p, addressed.has(portText(p, undefined)) ? p.address : undefined))
+      .sort()
+      .join(','),
+  ];
+};
 
 const roundCpu = (n: number) => Math.round(n * 1000) / 1000;
 
@@ -126,7 +148,7 @@ function modifiedFields(service: ServiceDefinition, state: ServiceStateMsg): Dri
     }
   }
   if (actual) {
-    diff('ports', portsText(service.ports), portsText(actual.ports ?? []));
+    diff('ports', ...portsTexts(service.ports, actual.ports ?? []));
     diff('cpu', String(roundCpu(service.resources.cpu)), String(roundCpu(actual.cpu)));
     diff('memory', String(service.resources.memory_bytes), String(actual.memory_bytes));
   }

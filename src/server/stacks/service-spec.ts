@@ -19,7 +19,10 @@ export function serviceDigest(service: ServiceDefinition): string {
     image: service.image ?? '',
     command: service.command,
     env: Object.fromEntries(Object.entries(service.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-    ports: [...service.ports].map((p) => `${p.host}:${p.container}/${p.protocol}`).sort(),
+    // The address only when set, so the digests of services without one stay what they were.
+    ports: [...service.ports]
+      .map((p) => `${p.address ? `${p.address}/` : ''}${p.host}:${p.container}/${p.protocol}`)
+      .sort(),
     cpu: service.resources.cpu,
     memory_bytes: service.resources.memory_bytes,
     restart: service.restart,
@@ -60,7 +63,12 @@ export function toServiceSpec(service: ServiceDefinition, storeScrapes = false):
     image: service.image ?? '',
     command: service.command,
     env: service.env,
-    ports: service.ports.map((p) => ({ container: p.container, host: p.host, protocol: p.protocol })),
+    ports: service.ports.map((p) => ({
+      container: p.container,
+      host: p.host,
+      protocol: p.protocol,
+      ...(p.address ? { address: p.address } : {}),
+    })),
     cpu: service.resources.cpu,
     memory_bytes: service.resources.memory_bytes,
     restart: service.restart,

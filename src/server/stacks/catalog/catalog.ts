@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { MAX_SERVICES_PER_STACK } from '../../../contracts/agent-protocol/limits.js';
 import { parseDuration } from '../../common/duration.js';
 import type { PortDefinition } from '../definition/definition.types.js';
@@ -179,10 +180,13 @@ function parseTemplate(raw: unknown, path: string): MonitoringServiceTemplate {
     const protocol = o.protocol ?? 'tcp';
     if (protocol !== 'tcp' && protocol !== 'udp')
       throw new CatalogShapeError(`${path}.ports[${i}].protocol`, 'must be tcp or udp');
+    if (o.address !== undefined && (typeof o.address !== 'string' || isIP(o.address) === 0))
+      throw new CatalogShapeError(`${path}.ports[${i}].address`, 'must be an IP address');
     return {
       container: port(o.container, `${path}.ports[${i}].container`),
       host: port(o.host ?? o.container, `${path}.ports[${i}].host`),
       protocol,
+      ...(o.address !== undefined ? { address: o.address } : {}),
     };
   });
   let health_check: MonitoringServiceTemplate['health_check'] = null;

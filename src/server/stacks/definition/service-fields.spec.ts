@@ -6,6 +6,8 @@ import {
   MAX_ENV_PER_SERVICE,
   MAX_ENV_VALUE_BYTES,
 } from '../../../contracts/agent-protocol/limits.js';
+import { serviceDigest } from '../service-spec.js';
+import type { PortDefinition } from './definition.types.js';
 
 describe('validateDefinition: a valid file', () => {
   it('normalizes every field with its units and defaults', () => {
@@ -212,4 +214,51 @@ describe('validateDefinition: size limits (what a job can carry to an agent)', (
       },
     ]);
   });
+});
+
+describe('validateDefinition: the node address of a port', () => {
+  it('reads "ADDRESS:host:container", "[IPv6]:host:container" and `address`; without one the port has none', () => {
+    const result = valid(`name: s
+stackkit: basement-kit
+services:
+  web:
+    image: nginx:1.27
+    ports: ["127.0.0.1:8080:80", "[::1]:5353:53/udp", { container: 443, host: 8443, address: 10.0.0.5 }, "9000:90"]
+`);
+    expect(service(result, 'web').ports).toEqual([
+      { container: 80, host: 8080, protocol: 'tcp', address: '127.0.0.1' },
+      { container: 53, host: 5353, protocol: 'udp', address: '::1' },
+      { container: 443, host: 8443, protocol: 'tcp', address: '10.0.0.5' },
+      { container: 90, host: 9000, protocol: 'tcp' },
+    ]);
+    expect(serviceDigest(service(result, 'web'))).not.toBe(
+      serviceDigest({ ...service(result, 'web'), ports: service(result, 'web').ports.map(withoutAddress) }),
+    );
+  });
+
+  it('refuses an address that is not an IP literal, and any address on a process service', () => {
+    const result = invalid(`name: s
+stackkit: basement-kit
+services:
+  a:
+    image: nginx:1.27
+    ports: ["300.1.1.1:8080:80", { container: 80, address: localhost }, "[zz]:1:1"]
+  p:
+    command: [run]
+    ports: ["127.0.0.1:9000:9000"]
+`);
+    expect(result.errors.map((e) => [e.path, e.category])).toEqual([
+      ['services.a.ports.0', 'invalid_value'],
+      ['services.a.ports.1.address', 'invalid_value'],
+      ['services.a.ports.2', 'invalid_value'],
+      ['services.p.ports.0', 'invalid_value'],
+    ]);
+    expect(at(result.errors, 'services.p.ports.0').message).toContain('binds its own address');
+  });
+});
+
+const withoutAddress = (p: PortDefinition): PortDefinition => ({
+  container: p.container,
+  host: p.host,
+  protocol: p.protocol,
 });
