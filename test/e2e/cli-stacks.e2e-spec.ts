@@ -282,6 +282,8 @@ describe('stackctl stacks, jobs and drift against the running service and a real
     expect(jsonOf<{ stacks: StackJson[] }>(await cli('--json', 'stacks', 'list')).stacks).toEqual([]);
   });
 
+  // About forty stackctl processes and a real agent: 20 s on a quiet machine, three times that on a
+  // loaded one; the limit guards against a hang, not a slow run.
   it('creates, lists, updates and deploys a stack, follows its jobs, reads health and drift, and deletes it', async () => {
     const port = await freePort();
 
@@ -507,7 +509,7 @@ describe('stackctl stacks, jobs and drift against the running service and a real
     expect(gone.code).toBe(1);
     expect(gone.stderr).toMatch(/\(not_found, request \S+\)\n$/);
     expect(ok(await cli('stacks', 'list'))).toBe('No stacks.\n');
-  });
+  }, 180_000);
 
   it('deploy --wait exits 1 when the job does not succeed; cancel and cleanup of a queued job', async () => {
     const port = await freePort();

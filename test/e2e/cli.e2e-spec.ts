@@ -364,6 +364,7 @@ describe('stackctl, the operator CLI, against the running service', () => {
     );
   });
 
+  // Many stackctl processes and a real agent: the limit guards against a hang, not a slow run.
   it('join-tokens create prints a token a real agent enrolls with; workers list, approve and delete manage it', async () => {
     const created = await stackctl([
       ...flags,
@@ -499,7 +500,7 @@ describe('stackctl, the operator CLI, against the running service', () => {
     const deletedJson = await stackctl(['--json', 'workers', 'delete', reenrolled.id], env);
     expect(deletedJson.code).toBe(0);
     expect(deletedJson.stdout).toBe('');
-  });
+  }, 180_000);
 
   it('join-tokens revoke: the token shows revoked_at and an agent cannot enroll with it', async () => {
     const created = jsonOf<CreatedJoinTokenJson>(
