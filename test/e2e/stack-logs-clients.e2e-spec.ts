@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StackLogLine, StackLogPage } from '../../src/contracts/api/stack-logs.js';
 import type { AgentProcess } from '../support/agent-process.js';
 import { ADMIN, eventually, startTestApp, type TestApp } from '../support/app.js';
 import { connectMcp, type McpClient } from '../support/mcp-client.js';
@@ -8,24 +9,11 @@ import { CLI, type CliRun, jsonOf, requireBuilt, stackctl, startStackctl } from 
 import {
   connectedAgent,
   FAST_AGENT_ENV,
+  fixtureService,
   freePort,
-  HTTP_SERVICE,
   httpGet,
   orchestrator,
 } from '../support/stacks.js';
-
-interface LogLine {
-  time: string;
-  service: string;
-  worker_id: string;
-  stream: string;
-  line: string;
-}
-interface LogPage {
-  stack_id: string;
-  lines: LogLine[];
-  truncated: boolean;
-}
 
 const ISO = String.raw`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z`;
 
@@ -48,26 +36,16 @@ describe('stack logs from stackctl and MCP', () => {
   let mcp: McpClient;
 
   const cli = (...args: string[]): Promise<CliRun> => stackctl(args, env);
-  const http = async (params: string): Promise<LogPage> => {
+  const http = async (params: string): Promise<StackLogPage> => {
     const res = await api.get(`/stacks/${stackId}/logs${params}`);
     expect(res.status).toBe(200);
-    return res.body as LogPage;
+    return res.body as StackLogPage;
   };
   const say = async (port: number, line: string, stream = 'stdout') =>
     expect(await httpGet(port, `/log?line=${encodeURIComponent(line)}&stream=${stream}`)).toEqual({
       status: 204,
       text: '',
     });
-
-  const service = (name: string, port: number) => `
-  ${name}:
-    command: ["${process.execPath}", "${HTTP_SERVICE}"]
-    env: { PORT: "${port}" }
-    ports: [${port}]
-    restart: never
-    resources: { cpu: 0.1, memory: 64Mi }
-    health_check: { path: /health, port: ${port}, interval: 1s }
-`;
 
   beforeAll(async () => {
     requireBuilt();
@@ -78,7 +56,7 @@ describe('stack logs from stackctl and MCP', () => {
     const created = await api.yaml(
       'post',
       '/stacks',
-      `name: printer\nstackkit: basement-kit\nservices:${service('web', web)}${service('worker', worker)}`,
+      `name: printer\nstackkit: basement-kit\nservices:${fixtureService('web', web)}${fixtureService('worker', worker)}`,
     );
     expect(created.status).toBe(201);
     stackId = created.body.id as string;
@@ -149,7 +127,7 @@ describe('stack logs from stackctl and MCP', () => {
         `Older lines matched too: read them with --until ${first}, or raise --limit.\n`,
       );
 
-      const json = jsonOf<LogPage>(
+      const json = jsonOf<StackLogPage>(
         await cli('--json', 'stacks', 'logs', stackId, '--service', 'web', '--limit', '2'),
       );
       expect(json).toEqual(await http('?service=web&limit=2'));
@@ -303,7 +281,7 @@ describe('stack logs from stackctl and MCP', () => {
     const lines = run.stdout
       .trimEnd()
       .split('\n')
-      .map((l) => JSON.parse(l) as LogLine);
+      .map((l) => JSON.parse(l) as StackLogLine);
     expect(lines.map((l) => [l.service, l.stream, l.line])).toEqual([
       ['worker', 'stdout', `http-service listening on ${worker}`],
       ['worker', 'stdout', 'from worker'],
