@@ -45,6 +45,7 @@ export type Command =
   | { name: 'stacks deploy'; stackId: string; wait: boolean }
   | { name: 'stacks delete'; stackId: string; wait: boolean }
   | { name: 'stacks health'; stackId: string }
+  | { name: 'stacks logs'; stackId: string; filters: StackLogFilters; follow: boolean }
   | {
       name: 'jobs list';
       status: string | undefined;
@@ -70,6 +71,14 @@ export type Command =
   | { name: 'tunnel install-command'; token: JoinTokenSource }
   | { name: 'debug bundle'; output: string | undefined }
   | { name: 'mcp' };
+
+/** `stacks logs` filters, passed to the service as they are given (it judges them). */
+export interface StackLogFilters {
+  service?: string;
+  since?: string;
+  until?: string;
+  limit?: string;
+}
 
 /**
  * Where `tunnel install-command` reads the join token: a file, standard input or the environment,
@@ -102,6 +111,10 @@ const OPTIONS = {
   'token-file': { type: 'string' },
   'no-save': { type: 'boolean' },
   output: { type: 'string', short: 'o' },
+  service: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  limit: { type: 'string' },
 } as const;
 
 const COMMAND_OPTIONS = [
@@ -120,6 +133,10 @@ const COMMAND_OPTIONS = [
   'token-file',
   'no-save',
   'output',
+  'service',
+  'since',
+  'until',
+  'limit',
 ] as const;
 type CommandOption = (typeof COMMAND_OPTIONS)[number];
 
@@ -152,6 +169,7 @@ const COMMANDS: Record<Command['name'], CommandSpec> = {
   'stacks deploy': { options: ['wait'], args: ['STACK_ID'] },
   'stacks delete': { options: ['wait'], args: ['STACK_ID'] },
   'stacks health': { options: [], args: ['STACK_ID'] },
+  'stacks logs': { options: ['service', 'since', 'until', 'limit', 'follow'], args: ['STACK_ID'] },
   'jobs list': { options: ['status', 'stack', 'type'], args: [] },
   'jobs get': { options: [], args: ['JOB_ID'] },
   'jobs logs': { options: ['follow'], args: ['JOB_ID'] },
@@ -284,6 +302,15 @@ function buildCommand(name: Command['name'], values: Values, args: string[], env
       return { name, stackId: args[0] };
     case 'stacks update':
       return { name, stackId: args[0], definition: readDefinition(name, values.file) };
+    case 'stacks logs': {
+      const filters: StackLogFilters = {};
+      for (const key of ['service', 'since', 'until', 'limit'] as const) {
+        const value = values[key];
+        if (value === '') throw new UsageError(`--${key} needs a value.`);
+        if (value !== undefined) filters[key] = value;
+      }
+      return { name, stackId: args[0], filters, follow: values.follow ?? false };
+    }
     case 'stacks deploy':
     case 'stacks delete':
     case 'drift resolve':

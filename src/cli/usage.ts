@@ -37,6 +37,12 @@ Commands:
   stacks delete STACK_ID [--wait]
                                 Start a job that removes the stack from its node, then the stack
   stacks health STACK_ID        The health of the stack's services on its node
+  stacks logs STACK_ID [--service NAME] [--since TIME] [--until TIME] [--limit N] [--follow]
+                                What the stack's services wrote, one "TIME SERVICE STREAM LINE"
+                                each: the newest N (default 100, at most 10000), oldest first.
+                                TIME: RFC 3339 or a duration back from now (15m, 2h, 7d); --since
+                                inclusive, --until exclusive. With --follow, then every new line
+                                until Ctrl-C or the stack is deleted (--json: one object a line)
   jobs list [--status STATE] [--stack STACK_ID] [--type TYPE]
                                 List the jobs, newest first (STATE: queued, dispatched, running,
                                 cancelling, succeeded, failed or cancelled; TYPE: provision or

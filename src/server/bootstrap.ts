@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger as NestLogger } from '@nestjs/common';
-import { Logger, PinoLogger } from 'nestjs-pino';
+import { PinoLogger } from 'nestjs-pino';
 import type { Writable } from 'node:stream';
 import { AppModule } from './app.module.js';
 import { RequestContext } from './common/request-context.js';
@@ -11,6 +11,7 @@ import { securityHeadersMiddleware } from './common/security-headers.js';
 import { StartupState } from './common/startup-state.js';
 import type { AppConfig } from './config/config.js';
 import { installLivenessResponder } from './health/liveness.js';
+import { ServiceLogger } from './logging/service-logger.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 import { TunnelIngress } from './tunnel/ingress/tunnel-ingress.js';
 import { repairDataDir } from '../contracts/private-files.js';
@@ -19,7 +20,7 @@ import { repairDataDir } from '../contracts/private-files.js';
 const DATA_DIR_ENTRIES = ['pgdata', 'pgdata.lock', 'logs', 'secrets'] as const;
 
 export interface AppOptions {
-  /** Where JSON log lines go besides the rotated files; stdout unless a test captures them. */
+  /** Where log lines go besides the rotated files (LOG_FORMAT's); stdout unless a test captures them. */
   logConsole?: Writable;
 }
 
@@ -35,7 +36,7 @@ export async function createApp(
     AppModule.forRoot(config, options.logConsole ?? process.stdout),
     { bodyParser: false, bufferLogs: true, abortOnError: false },
   );
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(ServiceLogger));
   if (repaired > 0)
     new NestLogger('data-dir').warn(
       { data_dir: config.dataDir, entries: repaired },

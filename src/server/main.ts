@@ -29,7 +29,12 @@ try {
   fatal('main', `start-up failed: ${(err as Error).message}`);
 }
 logger.log(
-  { port: config.port, agent_port: config.agentPort, public_url: config.publicUrl },
+  {
+    port: config.port,
+    agent_port: config.agentPort,
+    public_url: config.publicUrl,
+    console_url: `${config.publicUrl}/console`,
+  },
   'service started',
 );
 

@@ -27,6 +27,7 @@ describe('the service process', () => {
     ['HEARTBEAT_INTERVAL', 'fast'],
     ['DATABASE_URL', 'mysql://x'],
     ['LOG_LEVEL', 'loud'],
+    ['LOG_FORMAT', 'text'],
   ])('fails fast on a bad %s, naming it', async (name, value) => {
     const service = await start({ DATA_DIR: copyEmbeddedTemplate(), [name]: value });
     expect(await service.exited).toBe(1);

@@ -8,8 +8,8 @@ import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import {
   connectedAgent,
   FAST_AGENT_ENV,
+  fixtureService,
   freePort,
-  HTTP_SERVICE,
   httpGet,
   orchestrator,
   servicePid,
@@ -39,15 +39,7 @@ describe('stack monitoring without containers (process driver)', () => {
   /** Stack `other`: one service, the default log retention. */
   let other: { id: string; port: number };
 
-  const service = (name: string, port: number, extra = '') => `
-  ${name}:
-    command: ["${process.execPath}", "${HTTP_SERVICE}"]
-    env: { PORT: "${port}", VERSION: "7" }
-    ports: [${port}]
-    restart: never
-    resources: { cpu: 0.1, memory: 64Mi }
-    health_check: { path: /health, port: ${port}, interval: 1s }
-${extra}`;
+  const service = fixtureService;
 
   const deploy = async (yaml: string): Promise<string> => {
     const created = await api.yaml('post', '/stacks', yaml);

@@ -35,7 +35,8 @@ export class ServiceProcess {
   ) {
     let partial = '';
     child.stdout?.on('data', (chunk: Buffer) => {
-      const parts = (partial + chunk.toString('utf8')).split('\n');
+      // A pseudo-terminal ends lines with \r\n.
+      const parts = (partial + chunk.toString('utf8')).replaceAll('\r', '').split('\n');
       partial = parts.pop() ?? '';
       this.stdout.push(...parts.filter(Boolean));
     });
@@ -44,13 +45,24 @@ export class ServiceProcess {
     this.stderrText = () => this.stderr.join('');
   }
 
-  /** Starts the service with exactly `env` (plus PATH), on a free port unless PORT is given. */
-  static async start(env: Record<string, string>): Promise<ServiceProcess> {
+  /**
+   * Starts the service with exactly `env` (plus PATH), on a free port unless PORT is given.
+   * `terminal`: on a pseudo-terminal, as `npm start` in a shell runs it (util-linux `script`
+   * allocates it; the service's stdout and stderr then both arrive on `stdout`).
+   */
+  static async start(
+    env: Record<string, string>,
+    options: { terminal?: boolean } = {},
+  ): Promise<ServiceProcess> {
     const port = env.PORT && env.PORT !== '0' ? env.PORT : String(await freePort());
-    const child = spawn(process.execPath, [MAIN], {
-      env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', AGENT_PORT: '0', ...env, PORT: port },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const childEnv = { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', AGENT_PORT: '0', ...env, PORT: port };
+    const child = options.terminal
+      ? spawn('script', ['-qfc', `'${process.execPath}' '${MAIN}'`, '/dev/null'], {
+          env: childEnv,
+          // script ends the session when its input ends: keep it open.
+          stdio: ['pipe', 'pipe', 'pipe'],
+        })
+      : spawn(process.execPath, [MAIN], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     return new ServiceProcess(child, `http://127.0.0.1:${port}`, env);
   }
 

@@ -39,7 +39,12 @@ export function startStackctl(
   args: string[],
   env: Record<string, string> = {},
   options: StackctlOptions = {},
-): { stderrSoFar: () => string; done: Promise<CliRun> } {
+): {
+  stdoutSoFar: () => string;
+  stderrSoFar: () => string;
+  kill: (signal: NodeJS.Signals) => void;
+  done: Promise<CliRun>;
+} {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -61,7 +66,12 @@ export function startStackctl(
     expect(run.stdout + run.stderr).not.toMatch(/[^\P{Cc}\n]/u);
     return run;
   });
-  return { stderrSoFar: () => stderr, done };
+  return {
+    stdoutSoFar: () => stdout,
+    stderrSoFar: () => stderr,
+    kill: (signal) => void child.kill(signal),
+    done,
+  };
 }
 
 /** Runs the built stackctl to its end (see {@link startStackctl}). */

@@ -118,6 +118,21 @@ export async function connectedAgent(
 }
 
 /**
+ * One process-driver service of a stack's `services:` block: the fixture HTTP service on `port`
+ * (VERSION 7, `restart: never`, healthy), which prints a line when it starts and `?line=` of /log;
+ * `extra` adds indented keys (metrics).
+ */
+export const fixtureService = (name: string, port: number, extra = ''): string => `
+  ${name}:
+    command: ["${process.execPath}", "${HTTP_SERVICE}"]
+    env: { PORT: "${port}", VERSION: "7" }
+    ports: [${port}]
+    restart: never
+    resources: { cpu: 0.1, memory: 64Mi }
+    health_check: { path: /health, port: ${port}, interval: 1s }
+${extra}`;
+
+/**
  * A stack of one process service `web`, the fixture HTTP service on `port`, under `restart: never`
  * (a kill from outside stays down: drift). `zone` asks for a worker label no agent has.
  */

@@ -14,6 +14,7 @@ import {
   listAll,
   unexpected,
 } from './shared.js';
+import { printStackLogs } from './stack-logs.js';
 import { isDefinitionProblem, isStack, isValidationSummary, isStackHealth, isJob } from './views.js';
 
 /** stackctl stacks …: one command each, over the HTTP API. */
@@ -135,6 +136,8 @@ export async function runStacks(
       console.log(followHint(job.id));
       return;
     }
+    case 'stacks logs':
+      return printStackLogs(api, command.stackId, command.filters, command.follow, json);
     case 'stacks health': {
       const health = await api.call('GET', `${stackPath(command.stackId)}/health`);
       if (!isStackHealth(health)) throw unexpected('the stack health');

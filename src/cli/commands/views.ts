@@ -205,6 +205,20 @@ export const isLogPage = shape<Read<api.JobLogPage>>({
   complete: isBoolean,
 });
 
+export type StackLogLine = Read<api.StackLogLine>;
+export const isStackLogLine = shape<StackLogLine>({
+  time: isString,
+  service: isString,
+  worker_id: isString,
+  stream: isString,
+  line: isString,
+});
+export const isStackLogPage = shape<Read<api.StackLogPage>>({
+  stack_id: isString,
+  lines: arrayOf(isStackLogLine),
+  truncated: isBoolean,
+});
+
 export const isJobCleanup = shape<Read<api.JobCleanup>>({ job: isJob, worker_notified: isBoolean });
 
 export type Drift = Read<api.DriftView>;

@@ -55,17 +55,22 @@ export class ClientsService implements OnApplicationBootstrap {
       target: clientId,
       details: { bootstrap: true },
     });
+    const consoleUrl = `${this.config.publicUrl}/console`;
     if (given) {
-      this.logger.log({ client_id: clientId }, 'bootstrap admin client created from BOOTSTRAP_CLIENT_ID');
+      this.logger.log(
+        { client_id: clientId, console_url: consoleUrl },
+        `bootstrap admin client created from BOOTSTRAP_CLIENT_ID; sign in at ${consoleUrl}`,
+      );
     } else {
       // Printed once, outside the log stream and the log files, so the secret is never in a log record.
       process.stderr.write(
         `\nstack-orchestrator: created the bootstrap admin client (owner "${OPERATOR_OWNER}", scope "admin").\n` +
           `  client_id:     ${clientId}\n  client_secret: ${secret}\n` +
+          `  console:       ${consoleUrl}\n` +
           `This secret is shown once. Store it now; set BOOTSTRAP_CLIENT_ID/BOOTSTRAP_CLIENT_SECRET to choose them instead.\n\n`,
       );
       this.logger.warn(
-        { client_id: clientId },
+        { client_id: clientId, console_url: consoleUrl },
         'bootstrap admin client generated; its secret was printed once on stderr',
       );
     }

@@ -156,6 +156,32 @@ describe('loadConfig', () => {
   });
 });
 
+describe('LOG_FORMAT', () => {
+  it('defaults to pretty on a terminal and json everywhere else', () => {
+    expect(new AppConfig({}).logFormat).toBe('json');
+    expect(new AppConfig({}, new Set(), true).logFormat).toBe('pretty');
+    expect(loadConfig({}, '/nonexistent/.env', true)).toMatchObject({
+      logFormat: 'pretty',
+      stdoutIsTerminal: true,
+    });
+    expect(loadConfig({}, '/nonexistent/.env', false)).toMatchObject({
+      logFormat: 'json',
+      stdoutIsTerminal: false,
+    });
+  });
+
+  it('is json or pretty whatever stdout is', () => {
+    expect(new AppConfig({ LOG_FORMAT: 'json' }, new Set(), true).logFormat).toBe('json');
+    expect(new AppConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+  });
+
+  it.each(['text', 'JSONL', 'ecs'])('%s fails at boot, naming the variable and the choices', (value) => {
+    expect(() => new AppConfig({ LOG_FORMAT: value })).toThrow(
+      /^invalid configuration: LOG_FORMAT must be one of json, pretty/,
+    );
+  });
+});
+
 describe('tunnel settings', () => {
   it('are optional until the tunnel starts, with defaults for the rest', () => {
     const config = new AppConfig({});

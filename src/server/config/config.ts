@@ -6,6 +6,9 @@ import { VARIABLES } from './variables.js';
 
 export { LOG_LEVELS, VARIABLES, type HostPort, type LogLevel };
 
+/** LOG_FORMAT: how stdout shows log records. */
+export type LogFormat = 'json' | 'pretty';
+
 /** The metric store's limits (docs/metrics.md). */
 export interface MetricStoreSettings {
   retentionMs: number;
@@ -81,6 +84,10 @@ export class AppConfig {
   readonly dataDir: string;
   readonly publicUrl: string;
   readonly logLevel: LogLevel;
+  /** How stdout shows log records (LOG_FORMAT; unset: pretty on a terminal, else json). */
+  readonly logFormat: LogFormat;
+  /** Whether stdout was a terminal at start: pretty lines are coloured only then. */
+  readonly stdoutIsTerminal: boolean;
   readonly heartbeatIntervalMs: number;
   readonly driftCheckIntervalMs: number;
   readonly bootstrapClientId: string | undefined;
@@ -118,8 +125,11 @@ export class AppConfig {
   private readonly raw: Partial<Record<VariableName, string>>;
   private readonly sources: Partial<Record<VariableName, VariableSource>>;
 
-  /** `fromEnvFile`: the names whose value came from the `.env` file rather than the environment. */
-  constructor(values: Raw = {}, fromEnvFile: ReadonlySet<string> = new Set()) {
+  /**
+   * `fromEnvFile`: the names whose value came from the `.env` file rather than the environment.
+   * `stdoutIsTerminal`: whether stdout is a terminal (loadConfig asks process.stdout).
+   */
+  constructor(values: Raw = {}, fromEnvFile: ReadonlySet<string> = new Set(), stdoutIsTerminal = false) {
     const problems: string[] = [];
     const raw: Partial<Record<VariableName, string>> = {};
     const sources: Partial<Record<VariableName, VariableSource>> = {};
@@ -149,6 +159,8 @@ export class AppConfig {
     this.dataDir = read('DATA_DIR') ?? '';
     this.publicUrl = (read('PUBLIC_URL') ?? `http://localhost:${this.port}`).replace(/\/+$/, '');
     this.logLevel = read('LOG_LEVEL') ?? 'info';
+    this.stdoutIsTerminal = stdoutIsTerminal;
+    this.logFormat = read('LOG_FORMAT') ?? (stdoutIsTerminal ? 'pretty' : 'json');
     this.heartbeatIntervalMs = read('HEARTBEAT_INTERVAL') ?? 0;
     this.driftCheckIntervalMs = read('DRIFT_CHECK_INTERVAL') ?? 0;
     this.bootstrapClientId = read('BOOTSTRAP_CLIENT_ID');
@@ -260,9 +272,13 @@ function sanitize(spec: VariableSpec<unknown>, value: string): string {
  * Reads the environment: `process.env` wins over a `.env` file in the working directory.
  * This is the only function in the service that touches `process.env`.
  */
-export function loadConfig(env: Raw = process.env, envFile = resolve('.env')): AppConfig {
+export function loadConfig(
+  env: Raw = process.env,
+  envFile = resolve('.env'),
+  stdoutIsTerminal = process.stdout.isTTY === true,
+): AppConfig {
   let fromFile: Raw = {};
   if (existsSync(envFile)) fromFile = parseEnv(readFileSync(envFile, 'utf8'));
   const fileOnly = Object.keys(fromFile).filter((name) => (env[name] ?? '').trim() === '');
-  return new AppConfig({ ...fromFile, ...env }, new Set(fileOnly));
+  return new AppConfig({ ...fromFile, ...env }, new Set(fileOnly), stdoutIsTerminal);
 }

@@ -55,6 +55,11 @@ export const VARIABLES = {
     description: 'Initial log level (trace, debug, info, warn, error, fatal); a stored setting wins',
     parse: logLevel,
   },
+  LOG_FORMAT: {
+    description:
+      'Log lines on stdout: json (one object per line) or pretty (readable, one line each, coloured on a terminal); unset: pretty when stdout is a terminal, else json. Files under DATA_DIR/logs are always JSON',
+    parse: oneOf('json', 'pretty'),
+  },
   HEARTBEAT_INTERVAL: {
     default: '10s',
     description: 'Interval agents heartbeat at',

@@ -1,14 +1,17 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { Writable } from 'node:stream';
-import { LoggerModule } from 'nestjs-pino';
+import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { AppConfig } from '../config/config.js';
 import { LogLevelService } from './log-level.service.js';
 import { httpLoggingOptions, logDestination, loggerOptions } from './logging.js';
+import { ServiceLogger } from './service-logger.js';
+
+const RENAME_CONTEXT = 'component';
 
 @Global()
 @Module({})
 export class LoggingModule {
-  /** `console` is where JSON lines go besides the rotated files: stdout in production. */
+  /** `console` is where log lines go besides the rotated files: stdout in production. */
   static forRoot(console: Writable): DynamicModule {
     return {
       module: LoggingModule,
@@ -18,14 +21,24 @@ export class LoggingModule {
           useFactory: async (config: AppConfig) => ({
             pinoHttp: [
               { ...loggerOptions(config.logLevel), ...httpLoggingOptions() },
-              await logDestination(config.dataDir, console),
+              await logDestination(config.dataDir, console, {
+                format: config.logFormat,
+                colorize: config.stdoutIsTerminal,
+              }),
             ],
-            renameContext: 'component',
+            renameContext: RENAME_CONTEXT,
           }),
         }),
       ],
-      providers: [LogLevelService],
-      exports: [LogLevelService],
+      providers: [
+        LogLevelService,
+        {
+          provide: ServiceLogger,
+          inject: [PinoLogger],
+          useFactory: (logger: PinoLogger) => new ServiceLogger(logger, { renameContext: RENAME_CONTEXT }),
+        },
+      ],
+      exports: [LogLevelService, ServiceLogger],
     };
   }
 }

@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import pino, { type DestinationStream, type LoggerOptions } from 'pino';
 import type { Options as PinoHttpOptions } from 'pino-http';
+import { PinoPretty } from 'pino-pretty';
 import pinoRoll from 'pino-roll';
 import { RequestContext } from '../common/request-context.js';
-import type { LogLevel } from '../config/config.js';
+import type { LogFormat, LogLevel } from '../config/config.js';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../../contracts/private-files.js';
 
 /** Where rotated log files live, and how many hourly files are kept (a bit over 24 hours). */
@@ -52,11 +53,44 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
   };
 }
 
+/** How the console shows records: LOG_FORMAT, and colours only when it is a terminal. */
+export interface ConsoleFormat {
+  format: LogFormat;
+  colorize: boolean;
+}
+
 /**
- * One JSON object per line to `console` (stdout in production) and to hourly-rotated files under
- * DATA_DIR/logs, which the debug bundle reads.
+ * What writes the console's lines: `console` itself for JSON, or pino-pretty in-process (no worker
+ * thread, so a record logged just before `process.exit` is still printed) turning each JSON line
+ * into one readable line: `[12:00:00.000] INFO: [component] message {"other":"fields"}`. Errors
+ * stay on their line too (their stack as an escaped JSON string), so one record is one line.
  */
-export async function logDestination(dataDir: string, console: Writable): Promise<DestinationStream> {
+export function consoleStream(console: Writable, { format, colorize }: ConsoleFormat): DestinationStream {
+  if (format === 'json') return console;
+  const pretty = PinoPretty({
+    destination: console,
+    singleLine: true,
+    colorize,
+    messageKey: 'msg',
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,component',
+    messageFormat: '{if component}[{component}] {end}{msg}',
+    errorLikeObjectKeys: [],
+  });
+  // Only `write`: pino announces its settings to a destination that can emit events, and
+  // pino-pretty would then treat `err` as an error again, printed as an indented block.
+  return { write: (line: string) => pretty.write(line) };
+}
+
+/**
+ * Records to `console` (stdout in production: JSON lines, or readable ones by `format`) and, as
+ * JSON lines always, to hourly-rotated files under DATA_DIR/logs, which the debug bundle reads.
+ */
+export async function logDestination(
+  dataDir: string,
+  console: Writable,
+  format: ConsoleFormat = { format: 'json', colorize: false },
+): Promise<DestinationStream> {
   makePrivateDir(logDirectory(dataDir));
   const file = await pinoRoll({
     file: join(logDirectory(dataDir), LOG_FILE_BASENAME),
@@ -69,7 +103,7 @@ export async function logDestination(dataDir: string, console: Writable): Promis
     limit: { count: KEPT_HOURLY_FILES },
   });
   return pino.multistream([
-    { stream: console, level: 'trace' },
+    { stream: consoleStream(console, format), level: 'trace' },
     { stream: file, level: 'trace' },
   ]);
 }

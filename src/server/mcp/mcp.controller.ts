@@ -11,6 +11,7 @@ import { OrchestratorHealthService } from '../health/orchestrator-health.service
 import { JobsService } from '../jobs/jobs.service.js';
 import { SettingsService } from '../settings/settings.service.js';
 import { DefinitionService } from '../stacks/definition/definition.service.js';
+import { StackLogsService } from '../stack-monitoring/stack-logs.service.js';
 import { StacksService } from '../stacks/stacks.service.js';
 import { TunnelService } from '../tunnel/tunnel.service.js';
 import { ConnectivityService } from '../workers/connectivity.service.js';
@@ -49,13 +50,14 @@ export class McpController {
     private readonly jobs: JobsService,
     metrics: MetricStoreService,
     config: AppConfig,
+    stackLogs: StackLogsService,
   ) {
     this.tools = new ToolRegistry(
       [
         ...tunnelTools(tunnel),
         ...orchestratorTools(orchestrator, definitions, settings),
         ...workerTools(workers, connectivity),
-        ...stackTools(stacks, drift),
+        ...stackTools(stacks, drift, stackLogs),
         ...jobTools(jobs),
         ...metricTools(metrics, config),
       ],

@@ -5,6 +5,7 @@ import { JobsModule } from '../jobs/jobs.module.js';
 import { MetricStoreModule } from '../metric-store/metric-store.module.js';
 import { SettingsModule } from '../settings/settings.module.js';
 import { DefinitionModule } from '../stacks/definition/definition.module.js';
+import { StackMonitoringModule } from '../stack-monitoring/stack-monitoring.module.js';
 import { StacksModule } from '../stacks/stacks.module.js';
 import { TunnelModule } from '../tunnel/tunnel.module.js';
 import { WorkersModule } from '../workers/workers.module.js';
@@ -19,6 +20,7 @@ import { McpController } from './mcp.controller.js';
     SettingsModule,
     WorkersModule,
     StacksModule,
+    StackMonitoringModule,
     DriftModule,
     JobsModule,
     MetricStoreModule,

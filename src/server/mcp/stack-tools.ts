@@ -2,6 +2,8 @@ import * as z from 'zod/v4';
 import { AppError } from '../common/app-error.js';
 import { MAX_BODY_BYTES } from '../common/body-parsers.js';
 import { DriftService } from '../drift/drift.service.js';
+import { StackLogsService } from '../stack-monitoring/stack-logs.service.js';
+import { DNS_LABEL } from '../stacks/definition/service-fields.js';
 import { StacksService } from '../stacks/stacks.service.js';
 import { pageArgs } from './schemas/common.js';
 import * as drift from './schemas/drift.js';
@@ -44,6 +46,35 @@ const resources = z
   .max(200)
   .describe('Service names of the stack (drift items name their service as resource)');
 
+/** Lines a get_stack_logs answer holds at most: a model reads them, and HTTP serves more. */
+export const MCP_MAX_LOG_LINES = 1_000;
+
+/** StackLogsDto's filters (`follow` left out: a tool answers once); log-query.ts reads the times. */
+const stackLogArgs = {
+  id: stackId,
+  service: z
+    .string()
+    .max(63)
+    .regex(DNS_LABEL, 'service must be a service name (a DNS label)')
+    .optional()
+    .describe("Only this service's lines"),
+  since: z
+    .string()
+    .max(64)
+    .optional()
+    .describe(
+      'Lines at or after it: an RFC 3339 time (2026-11-01T10:00:00Z) or a duration back from now (15m, 2h, 7d)',
+    ),
+  until: z.string().max(64).optional().describe('Lines before it, same forms as since'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(MCP_MAX_LOG_LINES)
+    .optional()
+    .describe(`The newest that many matching lines, 1 to ${MCP_MAX_LOG_LINES} (default 100)`),
+};
+
 /** Writes a record of this instance only: no running service changes. */
 const RECORDS = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
 /**
@@ -59,7 +90,11 @@ const CHANGES_NODE = {
 };
 
 /** The stack and drift tools: each calls the service method its HTTP route calls, with that route's scope. */
-export function stackTools(stacks: StacksService, drifts: DriftService): McpTool[] {
+export function stackTools(
+  stacks: StacksService,
+  drifts: DriftService,
+  stackLogs: StackLogsService,
+): McpTool[] {
   return [
     defineTool({
       name: 'list_stacks',
@@ -107,6 +142,17 @@ export function stackTools(stacks: StacksService, drifts: DriftService): McpTool
       output: out.stackHealth,
       annotations: READ_ONLY,
       run: ({ id }, caller) => stacks.health(caller, id),
+    }),
+    defineTool({
+      name: 'get_stack_logs',
+      title: 'Stack logs',
+      description:
+        "What a stack's services wrote on stdout and stderr (process driver), as the agent shipped it: the newest limit matching lines, oldest first, each with its time, service, worker and stream; truncated says older ones matched too (read them with until set to the first line's time). To follow new lines, use HTTP (GET .../stacks/{id}/logs?follow=true) or stackctl stacks logs --follow.",
+      scope: 'orchestrator:read',
+      input: stackLogArgs,
+      output: out.stackLogPage,
+      annotations: READ_ONLY,
+      run: ({ id, ...filters }, caller) => stackLogs.read(caller, id, filters),
     }),
     defineTool({
       name: 'create_stack',

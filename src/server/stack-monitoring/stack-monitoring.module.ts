@@ -28,5 +28,7 @@ import { StackTargets } from './stack-targets.js';
     StackLogsService,
     StackLogRetention,
   ],
+  // The MCP tool get_stack_logs reads through the same service as the HTTP route.
+  exports: [StackLogsService],
 })
 export class StackMonitoringModule {}

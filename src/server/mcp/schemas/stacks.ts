@@ -53,3 +53,26 @@ export const stackHealth = {
   worker_id: z.string().nullable(),
   reported_at: timestamp().nullable().describe("The worker's latest state report; null without one"),
 };
+
+/** `src/contracts/api/stack-logs.ts`' StackLogPage. */
+export const stackLogPage = {
+  stack_id: z.string(),
+  lines: z
+    .array(
+      z.object({
+        time: timestamp().describe('When the agent read the line'),
+        service: z.string(),
+        worker_id: z.string(),
+        stream: z
+          .enum(['stdout', 'stderr', 'agent'])
+          .describe("agent: the agent's own notes (lines it dropped)"),
+        line: z.string(),
+      }),
+    )
+    .describe('Oldest first'),
+  truncated: z
+    .boolean()
+    .describe(
+      "More lines matched than limit: older ones were left out (pass the first line's time as until)",
+    ),
+};
