@@ -110,7 +110,7 @@ describe('MCP operations tools', () => {
     expect(info.agent_endpoint).toMatch(/^127\.0\.0\.1:\d+$/);
   });
 
-  it('a pending worker approved through MCP turns healthy; refused to a read-only token and to another owner', async () => {
+  it('a pending worker approved through MCP starts reporting; refused to a read-only token and to another owner', async () => {
     const token = await t.http
       .post('/api/v1/orchestrator/join-tokens')
       .set('Authorization', await t.adminAuth())
@@ -141,7 +141,8 @@ describe('MCP operations tools', () => {
 
     const approved = valueOf(await admin.callTool({ name: 'approve_worker', arguments: { id: pendingId } }));
     expect(approved).toMatchObject({ id: pendingId, name: 'mcp-node', approved_at: expect.any(String) });
-    await eventually(async () => (await workerStatus(pendingId)) === 'healthy', 20_000);
+    // Reporting: healthy, or degraded while a loaded machine's CPU reads above the threshold.
+    await eventually(async () => ['healthy', 'degraded'].includes(await workerStatus(pendingId)), 20_000);
     expect((await get(`${WORKERS}/${pendingId}`)).body.connected).toBe(true);
     // A second approval changes nothing: a conflict, as over HTTP.
     const again = await admin.callTool({ name: 'approve_worker', arguments: { id: pendingId } });
@@ -152,8 +153,11 @@ describe('MCP operations tools', () => {
     expect(one).toEqual({ ...http, last_heartbeat: expect.any(String), metrics: expect.any(Object) });
     // The status filter reads the stored state, which follows heartbeats within a flush.
     await eventually(async () => {
-      const healthy = await admin.callTool({ name: 'list_workers', arguments: { status: 'healthy' } });
-      return (valueOf(healthy).workers as { id: string }[]).some((w) => w.id === pendingId);
+      for (const status of ['healthy', 'degraded']) {
+        const listed = await admin.callTool({ name: 'list_workers', arguments: { status } });
+        if ((valueOf(listed).workers as { id: string }[]).some((w) => w.id === pendingId)) return true;
+      }
+      return false;
     });
     const pending = valueOf(await admin.callTool({ name: 'list_workers', arguments: { status: 'pending' } }));
     expect((pending.workers as { id: string }[]).map((w) => w.id)).not.toContain(pendingId);
