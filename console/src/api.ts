@@ -137,14 +137,15 @@ export class Session {
   /** Revokes this session's refresh token (its family, this sign-in only) and forgets both tokens. */
   async signOut(): Promise<void> {
     const token = this.refreshToken;
+    // Forget both tokens first, so nothing started from now on can use them.
     this.clear();
-    this.emit();
     if (token)
       await fetch('/oauth/revoke', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ token, token_type_hint: 'refresh_token' }),
       }).catch(() => undefined);
+    this.emit();
   }
 
   hasScope(scope: string): boolean {

@@ -80,7 +80,7 @@ export function Pager({
 }) {
   if (page === 1 && !nextCursor) return null;
   return (
-    <nav class="pager" aria-label="Pages">
+    <nav class="pager" aria-label="Pagination">
       <button type="button" disabled={page === 1} onClick={onPrevious}>
         Previous
       </button>

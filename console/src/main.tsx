@@ -50,9 +50,9 @@ function ThemeToggle() {
       type="button"
       class="theme"
       onClick={() => setTheme(next[theme])}
-      aria-label={`Colour theme: ${theme}. Switch to ${next[theme]}.`}
+      title={`Switch to ${next[theme] === 'system' ? 'the system setting' : next[theme]}`}
     >
-      {theme === 'system' ? 'Theme: auto' : theme === 'dark' ? 'Theme: dark' : 'Theme: light'}
+      Theme: {theme === 'system' ? 'auto' : theme}
     </button>
   );
 }
@@ -77,19 +77,21 @@ function SignIn() {
             Signed out: {session.endedBecause}
           </p>
         )}
-        <label>
-          Client id
+        <span class="field">
+          <label for="main-client-id">Client id</label>
           <input
+            id="main-client-id"
             name="client_id"
             autocomplete="username"
             required
             value={clientId}
             onInput={(e) => setClientId(e.currentTarget.value)}
           />
-        </label>
-        <label>
-          Client secret
+        </span>
+        <span class="field">
+          <label for="main-client-secret">Client secret</label>
           <input
+            id="main-client-secret"
             name="client_secret"
             type="password"
             autocomplete="current-password"
@@ -97,7 +99,7 @@ function SignIn() {
             value={secret}
             onInput={(e) => setSecret(e.currentTarget.value)}
           />
-        </label>
+        </span>
         <ProblemView error={action.error} />
         <button type="submit" class="primary" disabled={action.busy}>
           {action.busy ? 'Signing in…' : 'Sign in'}

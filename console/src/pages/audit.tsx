@@ -22,10 +22,15 @@ export function AuditPage() {
             setAction(text.trim());
           }}
         >
-          <label class="inline">
-            Action{' '}
-            <input value={text} placeholder="stack.revised" onInput={(e) => setText(e.currentTarget.value)} />
-          </label>
+          <span class="field inline">
+            <label for="audit-action">Action</label>
+            <input
+              id="audit-action"
+              value={text}
+              placeholder="stack.revised"
+              onInput={(e) => setText(e.currentTarget.value)}
+            />
+          </span>
           <button type="submit">Filter</button>
         </form>
         <ProblemView error={events.error} />

@@ -60,34 +60,39 @@ export function JobsPage() {
       <h1>Jobs</h1>
       <Section title="All jobs">
         <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filters">
-          <label class="inline">
-            Status{' '}
-            <select value={status} onChange={(e) => setFilter('status', e.currentTarget.value)}>
+          <span class="field inline">
+            <label for="jobs-status">Status</label>
+            <select
+              id="jobs-status"
+              value={status}
+              onChange={(e) => setFilter('status', e.currentTarget.value)}
+            >
               {STATUSES.map((s) => (
                 <option key={s} value={s}>
                   {s || 'any'}
                 </option>
               ))}
             </select>
-          </label>
-          <label class="inline">
-            Type{' '}
-            <select value={type} onChange={(e) => setFilter('type', e.currentTarget.value)}>
+          </span>
+          <span class="field inline">
+            <label for="jobs-type">Type</label>
+            <select id="jobs-type" value={type} onChange={(e) => setFilter('type', e.currentTarget.value)}>
               {TYPES.map((s) => (
                 <option key={s} value={s}>
                   {s || 'any'}
                 </option>
               ))}
             </select>
-          </label>
-          <label class="inline">
-            Stack id{' '}
+          </span>
+          <span class="field inline">
+            <label for="jobs-stack-id">Stack id</label>
             <input
+              id="jobs-stack-id"
               value={stackId}
               size={12}
               onChange={(e) => setFilter('stack_id', e.currentTarget.value.trim())}
             />
-          </label>
+          </span>
         </form>
         <ProblemView error={jobs.error} />
         <Loading when={jobs.loading && !jobs.data} />

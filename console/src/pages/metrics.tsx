@@ -65,26 +65,31 @@ export function MetricsPage() {
             setQuery(text.trim());
           }}
         >
-          <label class="grow">
-            PromQL expression
+          <span class="field grow">
+            <label for="metrics-promql-expression">PromQL expression</label>
             <input
+              id="metrics-promql-expression"
               name="promql"
               value={text}
               spellcheck={false}
               autocomplete="off"
               onInput={(e) => setText(e.currentTarget.value)}
             />
-          </label>
-          <label>
-            Range
-            <select value={range} onChange={(e) => setRange(Number(e.currentTarget.value))}>
+          </span>
+          <span class="field">
+            <label for="metrics-range">Range</label>
+            <select
+              id="metrics-range"
+              value={range}
+              onChange={(e) => setRange(Number(e.currentTarget.value))}
+            >
               {RANGES.map(([label, seconds]) => (
                 <option key={seconds} value={seconds}>
                   {label}
                 </option>
               ))}
             </select>
-          </label>
+          </span>
           <button type="submit" class="primary">
             Run query
           </button>
@@ -98,16 +103,16 @@ export function MetricsPage() {
       <Section
         title="Worker"
         actions={
-          <label class="inline">
-            Worker{' '}
-            <select value={workerId} onChange={(e) => setWorker(e.currentTarget.value)}>
+          <span class="field inline">
+            <label for="metrics-worker">Worker</label>
+            <select id="metrics-worker" value={workerId} onChange={(e) => setWorker(e.currentTarget.value)}>
               {(workers.data?.workers ?? []).map((w) => (
                 <option key={w.id} value={w.id}>
                   {w.name}
                 </option>
               ))}
             </select>
-          </label>
+          </span>
         }
       >
         <ProblemView error={workers.error} />
@@ -140,16 +145,16 @@ export function MetricsPage() {
       <Section
         title="Stack"
         actions={
-          <label class="inline">
-            Stack{' '}
-            <select value={stackId} onChange={(e) => setStack(e.currentTarget.value)}>
+          <span class="field inline">
+            <label for="metrics-stack">Stack</label>
+            <select id="metrics-stack" value={stackId} onChange={(e) => setStack(e.currentTarget.value)}>
               {(stacks.data?.stacks ?? []).map((s) => (
                 <option key={s.id} value={s.id}>
                   {s.name}
                 </option>
               ))}
             </select>
-          </label>
+          </span>
         }
       >
         <ProblemView error={stacks.error} />

@@ -43,16 +43,20 @@ export function SettingsPage() {
                 : ' (the configured default)'}
               .
             </p>
-            <label>
-              Level
-              <select value={level} onChange={(e) => setLevel(e.currentTarget.value as LogLevel)}>
+            <span class="field">
+              <label for="settings-level">Level</label>
+              <select
+                id="settings-level"
+                value={level}
+                onChange={(e) => setLevel(e.currentTarget.value as LogLevel)}
+              >
                 {LEVELS.map((l) => (
                   <option key={l} value={l}>
                     {l}
                   </option>
                 ))}
               </select>
-            </label>
+            </span>
             <ProblemView error={action.error} />
             <div class="actions">
               <button type="submit" class="primary" disabled={action.busy}>

@@ -308,26 +308,30 @@ function Revisions({ id, current }: { id: string; current: number }) {
       {revisions.length > 1 && (
         <>
           <div class="actions">
-            <label class="inline">
-              Compare{' '}
-              <select value={from} onChange={(e) => setFrom(Number(e.currentTarget.value))}>
+            <span class="field inline">
+              <label for="stacks-compare">Compare</label>
+              <select
+                id="stacks-compare"
+                value={from}
+                onChange={(e) => setFrom(Number(e.currentTarget.value))}
+              >
                 {revisions.map((r) => (
                   <option key={r.revision} value={r.revision}>
                     r{r.revision}
                   </option>
                 ))}
               </select>
-            </label>
-            <label class="inline">
-              with{' '}
-              <select value={to} onChange={(e) => setTo(Number(e.currentTarget.value))}>
+            </span>
+            <span class="field inline">
+              <label for="stacks-with">with</label>
+              <select id="stacks-with" value={to} onChange={(e) => setTo(Number(e.currentTarget.value))}>
                 {revisions.map((r) => (
                   <option key={r.revision} value={r.revision}>
                     r{r.revision}
                   </option>
                 ))}
               </select>
-            </label>
+            </span>
           </div>
           <ProblemView error={diff.error} />
           {diff.data && (

@@ -33,16 +33,20 @@ export function WorkersPage() {
       <Section
         title="Nodes"
         actions={
-          <label class="inline">
-            Status{' '}
-            <select value={status} onChange={(e) => setStatus(e.currentTarget.value as '' | WorkerStatus)}>
+          <span class="field inline">
+            <label for="workers-status">Status</label>
+            <select
+              id="workers-status"
+              value={status}
+              onChange={(e) => setStatus(e.currentTarget.value as '' | WorkerStatus)}
+            >
               {FILTERS.map((f) => (
                 <option key={f} value={f}>
                   {f || 'any'}
                 </option>
               ))}
             </select>
-          </label>
+          </span>
         }
       >
         <ProblemView error={action.error} />
