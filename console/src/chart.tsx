@@ -1,5 +1,7 @@
 // A hand-written SVG time-series chart: lines per series, a few labelled ticks on both axes, and a
 // legend. Enough for a PromQL range query; no chart library.
+import type { RefObject } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PromMatrix } from './api.js';
 
 export interface Series {
@@ -7,9 +9,8 @@ export interface Series {
   points: [number, number][];
 }
 
-const W = 800;
-const H = 260;
-const PAD = { left: 56, right: 12, top: 12, bottom: 28 };
+const H = 220;
+const PAD = { left: 56, right: 16, top: 12, bottom: 28 };
 const COLOURS = 8;
 
 export function seriesOf(matrix: PromMatrix): Series[] {
@@ -35,7 +36,23 @@ function ticks(min: number, max: number, count: number): number[] {
 function fmt(v: number): string {
   const a = Math.abs(v);
   if (a !== 0 && (a >= 1e6 || a < 1e-2)) return v.toExponential(1);
-  return Number(v.toFixed(a >= 100 ? 0 : 2)).toString();
+  return Number(v.toPrecision(4)).toString();
+}
+
+/** The chart draws at its box's own width, so text keeps its size on a phone and in a grid cell. */
+function useWidth(): [RefObject<HTMLElement | null>, number] {
+  const ref = useRef<HTMLElement>(null);
+  const [width, setWidth] = useState(600);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const observer = new ResizeObserver(([entry]) =>
+      setWidth(Math.max(240, Math.round(entry.contentRect.width))),
+    );
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  return [ref, width];
 }
 
 export function Chart({
@@ -49,8 +66,14 @@ export function Chart({
   start: number;
   end: number;
 }) {
+  const [ref, W] = useWidth();
   const values = series.flatMap((s) => s.points.map(([, v]) => v));
-  if (values.length === 0) return <p class="empty">No data in this range for {title}.</p>;
+  if (values.length === 0)
+    return (
+      <figure class="chart" ref={ref}>
+        <p class="empty">No data in this range for {title}.</p>
+      </figure>
+    );
   let lo = Math.min(...values);
   let hi = Math.max(...values);
   if (lo === hi) {
@@ -61,7 +84,7 @@ export function Chart({
   const y = (v: number) => PAD.top + (1 - (v - lo) / (hi - lo)) * (H - PAD.top - PAD.bottom);
   const shown = series.slice(0, 20);
   return (
-    <figure class="chart">
+    <figure class="chart" ref={ref}>
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title}: ${series.length} series`}>
         <g class="axis">
           {ticks(lo, hi, 5).map((v) => (
@@ -72,19 +95,25 @@ export function Chart({
               </text>
             </g>
           ))}
-          {ticks(start, end, 5).map((t) => (
+          {ticks(start, end, W < 480 ? 3 : 5).map((t) => (
             <text key={`x${t}`} x={x(t)} y={H - 8} text-anchor="middle">
               {new Date(t * 1000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })}
             </text>
           ))}
         </g>
-        {shown.map((s, i) => (
-          <polyline
-            key={s.label}
-            class={`line c${i % COLOURS}`}
-            points={s.points.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}
-          />
-        ))}
+        {shown.map((s, i) => {
+          const last = s.points[s.points.length - 1];
+          return (
+            <g key={s.label} class={`c${i % COLOURS}`}>
+              <polyline
+                class="line"
+                points={s.points.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}
+              />
+              {/* The latest point, visible even when the series has only a few samples. */}
+              {last && <circle class="dot" cx={x(last[0])} cy={y(last[1])} r={3} />}
+            </g>
+          );
+        })}
       </svg>
       <figcaption>
         <ul class="legend">

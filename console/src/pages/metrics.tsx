@@ -44,7 +44,7 @@ function RangeChart({ title, query, range }: { title: string; query: string; ran
 
 export function MetricsPage() {
   const { query: params } = useLocation();
-  const [range, setRange] = useState(3600);
+  const [range, setRange] = useState(900);
   const [text, setText] = useState('up');
   const [query, setQuery] = useState<string | undefined>(undefined);
   const workers = useApi(() => api.workers({ limit: 200 }), [], 0);
