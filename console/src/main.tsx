@@ -30,16 +30,23 @@ const NAV: [string, string][] = [
 type Theme = 'system' | 'light' | 'dark';
 const THEME_KEY = 'console-theme';
 
+function applyTheme(theme: Theme): void {
+  if (theme === 'system') delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = theme;
+}
+
+const initialTheme = (localStorage.getItem(THEME_KEY) as Theme | null) ?? 'system';
+applyTheme(initialTheme);
+
+/** The theme applies as it is chosen (not after the next paint) and is remembered for the next visit. */
 function useTheme(): [Theme, (t: Theme) => void] {
-  const [theme, setTheme] = useState<Theme>(
-    () => (localStorage.getItem(THEME_KEY) as Theme | null) ?? 'system',
-  );
-  useEffect(() => {
-    if (theme === 'system') delete document.documentElement.dataset.theme;
-    else document.documentElement.dataset.theme = theme;
-    localStorage.setItem(THEME_KEY, theme);
-  }, [theme]);
-  return [theme, setTheme];
+  const [theme, setTheme] = useState<Theme>(initialTheme);
+  const choose = (next: Theme) => {
+    applyTheme(next);
+    localStorage.setItem(THEME_KEY, next);
+    setTheme(next);
+  };
+  return [theme, choose];
 }
 
 function ThemeToggle() {

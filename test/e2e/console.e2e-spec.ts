@@ -179,6 +179,30 @@ describe('the web console in a browser', () => {
   });
 
   it(
+    'edits the stack into a new revision and shows the diff between revisions',
+    { timeout: STEP },
+    async () => {
+      await go('Stacks');
+      await page.getByRole('link', { name: STACK, exact: true }).click();
+      await heading(`Stack ${STACK}`);
+      await page.getByRole('button', { name: 'Edit' }).click();
+      const editor = page.getByLabel('Stack definition (YAML)');
+      await editor.waitFor();
+      const source = await editor.inputValue();
+      expect(source).toContain('VERSION: "1"');
+      await editor.fill(source.replace('VERSION: "1"', 'VERSION: "2"'));
+      await page.getByTestId('validation').getByText('Valid: basement-kit/').waitFor({ timeout: WAIT });
+      await page.getByRole('button', { name: 'Save revision' }).click();
+      await page.getByRole('button', { name: 'Deploy revision 2' }).waitFor({ timeout: WAIT });
+      const diff = page.getByLabel('Changes from r1 to r2');
+      await diff.waitFor({ timeout: WAIT });
+      expect(await diff.locator('.d-removed').allInnerTexts()).toEqual(['-       VERSION: "1"']);
+      expect(await diff.locator('.d-added').allInnerTexts()).toEqual(['+       VERSION: "2"']);
+      await check('10-stack-revisions');
+    },
+  );
+
+  it(
     'lists jobs with filters, and shows the tunnel, settings and audit pages',
     { timeout: STEP },
     async () => {
@@ -188,13 +212,13 @@ describe('the web console in a browser', () => {
       await page.waitForURL(/type=provision/);
       await shown('table .badge-succeeded');
       expect(await page.locator('tbody tr').count()).toBe(2);
-      await check('10-jobs');
+      await check('11-jobs');
 
       await go('Tunnel');
       await heading('Tunnel');
       await shown('.badge-stopped');
       await page.getByText('Recommended:').waitFor({ timeout: WAIT });
-      await check('11-tunnel');
+      await check('12-tunnel');
 
       await go('Settings');
       await heading('Settings');
@@ -202,7 +226,7 @@ describe('the web console in a browser', () => {
       await page.getByRole('button', { name: 'Save' }).click();
       await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
       expect((await orchestrator(t).get('/settings')).body.log_level).toBe('debug');
-      await check('12-settings');
+      await check('13-settings');
 
       await go('Audit');
       await heading('Audit trail');
@@ -210,7 +234,7 @@ describe('the web console in a browser', () => {
       await page.getByRole('button', { name: 'Filter' }).click();
       await page.locator('tbody tr').filter({ hasText: 'worker.approved' }).first().waitFor();
       expect(await page.locator('tbody tr').count()).toBe(1);
-      await check('13-audit');
+      await check('14-audit');
     },
   );
 
@@ -224,12 +248,13 @@ describe('the web console in a browser', () => {
       await heading('Overview');
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow).toBeLessThanOrEqual(0);
-      await screenshot(page, '14-overview-phone');
+      await screenshot(page, '15-overview-phone');
       await page.setViewportSize({ width: 1280, height: 900 });
 
       await page.getByRole('button', { name: 'Theme: auto' }).click();
+      await page.getByRole('button', { name: 'Theme: dark' }).waitFor();
       expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
-      await screenshot(page, '15-overview-dark');
+      await screenshot(page, '16-overview-dark');
       expect(await seriousAccessibilityViolations(page)).toEqual([]);
 
       // Another sign-in of the same client, which the console's sign-out must leave alone.
