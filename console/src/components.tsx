@@ -206,3 +206,46 @@ export function Section({
     </section>
   );
 }
+
+/** A table's header row; a `{ hidden }` column has a name for screen readers only. */
+export function TableHead({ columns }: { columns: (string | { hidden: string })[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) =>
+          typeof c === 'string' ? (
+            <th key={c} scope="col">
+              {c}
+            </th>
+          ) : (
+            <th key={c.hidden} scope="col">
+              <span class="sr-only">{c.hidden}</span>
+            </th>
+          ),
+        )}
+      </tr>
+    </thead>
+  );
+}
+
+/** A form control with its own label (for/id, so the control's name is exactly the label). */
+export function Field({
+  id,
+  label,
+  inline,
+  grow,
+  children,
+}: {
+  id: string;
+  label: string;
+  inline?: boolean;
+  grow?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <span class={`field${inline ? ' inline' : ''}${grow ? ' grow' : ''}`}>
+      <label for={id}>{label}</label>
+      {children}
+    </span>
+  );
+}

@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { session } from './api.js';
-import { Link, ProblemView } from './components.js';
+import { Link, ProblemView, Field } from './components.js';
 import { useAction } from './hooks.js';
 import { match, navigate, useLocation } from './router.js';
 import { AuditPage } from './pages/audit.js';
@@ -84,8 +84,7 @@ function SignIn() {
             Signed out: {session.endedBecause}
           </p>
         )}
-        <span class="field">
-          <label for="main-client-id">Client id</label>
+        <Field id="main-client-id" label="Client id">
           <input
             id="main-client-id"
             name="client_id"
@@ -94,9 +93,8 @@ function SignIn() {
             value={clientId}
             onInput={(e) => setClientId(e.currentTarget.value)}
           />
-        </span>
-        <span class="field">
-          <label for="main-client-secret">Client secret</label>
+        </Field>
+        <Field id="main-client-secret" label="Client secret">
           <input
             id="main-client-secret"
             name="client_secret"
@@ -106,7 +104,7 @@ function SignIn() {
             value={secret}
             onInput={(e) => setSecret(e.currentTarget.value)}
           />
-        </span>
+        </Field>
         <ProblemView error={action.error} />
         <button type="submit" class="primary" disabled={action.busy}>
           {action.busy ? 'Signing in…' : 'Sign in'}

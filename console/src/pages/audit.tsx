@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Badge, Empty, Loading, Pager, ProblemView, Section, time } from '../components.js';
+import { Badge, Empty, Loading, Pager, ProblemView, Section, time, TableHead, Field } from '../components.js';
 import { useApi, usePager } from '../hooks.js';
 
 export function AuditPage() {
@@ -22,15 +22,14 @@ export function AuditPage() {
             setAction(text.trim());
           }}
         >
-          <span class="field inline">
-            <label for="audit-action">Action</label>
+          <Field id="audit-action" label="Action" inline>
             <input
               id="audit-action"
               value={text}
               placeholder="stack.revised"
               onInput={(e) => setText(e.currentTarget.value)}
             />
-          </span>
+          </Field>
           <button type="submit">Filter</button>
         </form>
         <ProblemView error={events.error} />
@@ -41,16 +40,7 @@ export function AuditPage() {
         {events.data && events.data.events.length > 0 && (
           <div class="scroll">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
+              <TableHead columns={['When', 'Action', 'Outcome', 'Actor', 'Target', 'Details']} />
               <tbody>
                 {events.data.events.map((e) => (
                   <tr key={e.id}>

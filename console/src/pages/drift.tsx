@@ -1,5 +1,5 @@
 import { api } from '../api.js';
-import { Badge, Empty, Link, Loading, Pager, ProblemView, Section, ago } from '../components.js';
+import { Badge, Empty, Link, Loading, Pager, ProblemView, Section, ago, TableHead } from '../components.js';
 import { useAction, useApi, usePager } from '../hooks.js';
 import { navigate, useLocation } from '../router.js';
 import type { DriftView, StackView } from '../../../src/contracts/api/index.js';
@@ -71,19 +71,9 @@ function StackDrift({ stack, view, onChange }: { stack: StackView; view: DriftVi
       ) : (
         <div class="scroll">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Service</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Field</th>
-                <th scope="col">Desired</th>
-                <th scope="col">Actual</th>
-                <th scope="col">Since</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead
+              columns={['Service', 'Kind', 'Field', 'Desired', 'Actual', 'Since', { hidden: 'Actions' }]}
+            />
             <tbody>
               {view.items.map((item) => (
                 <tr

@@ -10,6 +10,8 @@ import {
   ProblemView,
   Section,
   time,
+  TableHead,
+  Field,
 } from '../components.js';
 import { POLL_MS, asApiError, useAction, useApi, usePager } from '../hooks.js';
 import { navigate, useLocation } from '../router.js';
@@ -60,8 +62,7 @@ export function JobsPage() {
       <h1>Jobs</h1>
       <Section title="All jobs">
         <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filters">
-          <span class="field inline">
-            <label for="jobs-status">Status</label>
+          <Field id="jobs-status" label="Status" inline>
             <select
               id="jobs-status"
               value={status}
@@ -73,9 +74,8 @@ export function JobsPage() {
                 </option>
               ))}
             </select>
-          </span>
-          <span class="field inline">
-            <label for="jobs-type">Type</label>
+          </Field>
+          <Field id="jobs-type" label="Type" inline>
             <select id="jobs-type" value={type} onChange={(e) => setFilter('type', e.currentTarget.value)}>
               {TYPES.map((s) => (
                 <option key={s} value={s}>
@@ -83,16 +83,15 @@ export function JobsPage() {
                 </option>
               ))}
             </select>
-          </span>
-          <span class="field inline">
-            <label for="jobs-stack-id">Stack id</label>
+          </Field>
+          <Field id="jobs-stack-id" label="Stack id" inline>
             <input
               id="jobs-stack-id"
               value={stackId}
               size={12}
               onChange={(e) => setFilter('stack_id', e.currentTarget.value.trim())}
             />
-          </span>
+          </Field>
         </form>
         <ProblemView error={jobs.error} />
         <Loading when={jobs.loading && !jobs.data} />
@@ -224,13 +223,7 @@ export function JobPage({ id }: { id: string }) {
           )}
           {j.results && j.results.length > 0 && (
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Service</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Result</th>
-                </tr>
-              </thead>
+              <TableHead columns={['Service', 'Action', 'Result']} />
               <tbody>
                 {j.results.map((r) => (
                   <tr key={r.name}>

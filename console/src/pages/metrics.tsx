@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { Chart, seriesOf } from '../chart.js';
-import { Empty, ProblemView, Section } from '../components.js';
+import { Empty, ProblemView, Section, Field } from '../components.js';
 import { useApi } from '../hooks.js';
 import { useLocation } from '../router.js';
 
@@ -65,8 +65,7 @@ export function MetricsPage() {
             setQuery(text.trim());
           }}
         >
-          <span class="field grow">
-            <label for="metrics-promql-expression">PromQL expression</label>
+          <Field id="metrics-promql-expression" label="PromQL expression" grow>
             <input
               id="metrics-promql-expression"
               name="promql"
@@ -75,9 +74,8 @@ export function MetricsPage() {
               autocomplete="off"
               onInput={(e) => setText(e.currentTarget.value)}
             />
-          </span>
-          <span class="field">
-            <label for="metrics-range">Range</label>
+          </Field>
+          <Field id="metrics-range" label="Range">
             <select
               id="metrics-range"
               value={range}
@@ -89,7 +87,7 @@ export function MetricsPage() {
                 </option>
               ))}
             </select>
-          </span>
+          </Field>
           <button type="submit" class="primary">
             Run query
           </button>
@@ -103,8 +101,7 @@ export function MetricsPage() {
       <Section
         title="Worker"
         actions={
-          <span class="field inline">
-            <label for="metrics-worker">Worker</label>
+          <Field id="metrics-worker" label="Worker" inline>
             <select id="metrics-worker" value={workerId} onChange={(e) => setWorker(e.currentTarget.value)}>
               {(workers.data?.workers ?? []).map((w) => (
                 <option key={w.id} value={w.id}>
@@ -112,7 +109,7 @@ export function MetricsPage() {
                 </option>
               ))}
             </select>
-          </span>
+          </Field>
         }
       >
         <ProblemView error={workers.error} />
@@ -145,8 +142,7 @@ export function MetricsPage() {
       <Section
         title="Stack"
         actions={
-          <span class="field inline">
-            <label for="metrics-stack">Stack</label>
+          <Field id="metrics-stack" label="Stack" inline>
             <select id="metrics-stack" value={stackId} onChange={(e) => setStack(e.currentTarget.value)}>
               {(stacks.data?.stacks ?? []).map((s) => (
                 <option key={s.id} value={s.id}>
@@ -154,7 +150,7 @@ export function MetricsPage() {
                 </option>
               ))}
             </select>
-          </span>
+          </Field>
         }
       >
         <ProblemView error={stacks.error} />

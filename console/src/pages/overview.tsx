@@ -1,6 +1,7 @@
 import { api } from '../api.js';
-import { Badge, Empty, Link, Loading, ProblemView, Section, ago } from '../components.js';
+import { Badge, Empty, Link, Loading, ProblemView, Section, ago, TableHead } from '../components.js';
 import { useApi } from '../hooks.js';
+import { StackTable } from './stacks.js';
 import type { WorkerStatus } from '../../../src/contracts/api/index.js';
 
 const WORKER_STATUSES: WorkerStatus[] = ['healthy', 'degraded', 'unhealthy', 'unreachable', 'pending'];
@@ -92,37 +93,7 @@ export function OverviewPage() {
             No stacks yet. <Link to="/stacks/new">Create one</Link>.
           </Empty>
         )}
-        {stacks.data && stacks.data.stacks.length > 0 && (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Revision</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {stacks.data.stacks.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link to={`/stacks/${s.id}`}>{s.name}</Link>
-                  </td>
-                  <td>
-                    <Badge value={s.status} />
-                  </td>
-                  <td>
-                    {s.revision}
-                    {s.deployed_revision !== null &&
-                      s.deployed_revision !== s.revision &&
-                      ` (deployed ${s.deployed_revision})`}
-                  </td>
-                  <td>{ago(s.updated_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        {stacks.data && stacks.data.stacks.length > 0 && <StackTable stacks={stacks.data.stacks} />}
       </Section>
       <Section title="Recent jobs" actions={<Link to="/jobs">All jobs</Link>}>
         <ProblemView error={jobs.error} />
@@ -136,16 +107,7 @@ export function OverviewPage() {
 export function JobTable({ jobs }: { jobs: import('../../../src/contracts/api/index.js').JobView[] }) {
   return (
     <table>
-      <thead>
-        <tr>
-          <th scope="col">Job</th>
-          <th scope="col">Type</th>
-          <th scope="col">Stack</th>
-          <th scope="col">Status</th>
-          <th scope="col">Progress</th>
-          <th scope="col">Created</th>
-        </tr>
-      </thead>
+      <TableHead columns={['Job', 'Type', 'Stack', 'Status', 'Progress', 'Created']} />
       <tbody>
         {jobs.map((j) => (
           <tr key={j.id}>

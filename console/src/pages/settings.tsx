@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, session } from '../api.js';
-import { Loading, ProblemView, Section, time } from '../components.js';
+import { Loading, ProblemView, Section, time, Field } from '../components.js';
 import { useAction, useApi } from '../hooks.js';
 import type { LogLevel } from '../../../src/contracts/api/index.js';
 
@@ -43,8 +43,7 @@ export function SettingsPage() {
                 : ' (the configured default)'}
               .
             </p>
-            <span class="field">
-              <label for="settings-level">Level</label>
+            <Field id="settings-level" label="Level">
               <select
                 id="settings-level"
                 value={level}
@@ -56,7 +55,7 @@ export function SettingsPage() {
                   </option>
                 ))}
               </select>
-            </span>
+            </Field>
             <ProblemView error={action.error} />
             <div class="actions">
               <button type="submit" class="primary" disabled={action.busy}>

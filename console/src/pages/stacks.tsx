@@ -11,11 +11,14 @@ import {
   Section,
   ago,
   time,
+  TableHead,
+  Field,
 } from '../components.js';
 import { diffLines } from '../diff.js';
 import { useAction, useApi, usePager } from '../hooks.js';
 import { navigate } from '../router.js';
 import { YamlEditor } from '../yaml-editor.js';
+import type { StackView } from '../../../src/contracts/api/index.js';
 
 const EXAMPLE = `name: my-stack
 stackkit: basement-kit
@@ -44,43 +47,7 @@ export function StacksPage() {
         {stacks.data && stacks.data.stacks.length === 0 && (
           <Empty>No stacks yet: create one from a YAML file.</Empty>
         )}
-        {stacks.data && stacks.data.stacks.length > 0 && (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Kit</th>
-                <th scope="col">Revision</th>
-                <th scope="col">Services</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {stacks.data.stacks.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link to={`/stacks/${s.id}`}>{s.name}</Link>
-                  </td>
-                  <td>
-                    <Badge value={s.status} />
-                  </td>
-                  <td>
-                    {s.stackkit}/{s.variant}
-                  </td>
-                  <td>
-                    {s.revision}
-                    {s.deployed_revision !== null &&
-                      s.deployed_revision !== s.revision &&
-                      ` (deployed ${s.deployed_revision})`}
-                  </td>
-                  <td>{s.services.join(', ')}</td>
-                  <td>{ago(s.updated_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        {stacks.data && stacks.data.stacks.length > 0 && <StackTable stacks={stacks.data.stacks} full />}
         <Pager
           page={pager.page}
           nextCursor={stacks.data?.next_cursor}
@@ -89,6 +56,72 @@ export function StacksPage() {
         />
       </Section>
     </>
+  );
+}
+
+/** Stacks as rows; `full` adds the kit and the services (the overview shows fewer columns). */
+export function StackTable({ stacks, full = false }: { stacks: StackView[]; full?: boolean }) {
+  return (
+    <table>
+      <TableHead
+        columns={
+          full
+            ? ['Name', 'Status', 'Kit', 'Revision', 'Services', 'Updated']
+            : ['Name', 'Status', 'Revision', 'Updated']
+        }
+      />
+      <tbody>
+        {stacks.map((s) => (
+          <tr key={s.id}>
+            <td>
+              <Link to={`/stacks/${s.id}`}>{s.name}</Link>
+            </td>
+            <td>
+              <Badge value={s.status} />
+            </td>
+            {full && (
+              <td>
+                {s.stackkit}/{s.variant}
+              </td>
+            )}
+            <td>
+              {s.revision}
+              {s.deployed_revision !== null &&
+                s.deployed_revision !== s.revision &&
+                ` (deployed ${s.deployed_revision})`}
+            </td>
+            {full && <td>{s.services.join(', ')}</td>}
+            <td>{ago(s.updated_at)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function RevisionSelect({
+  id,
+  label,
+  value,
+  revisions,
+  onChange,
+}: {
+  id: string;
+  label: string;
+  value: number;
+  revisions: { revision: number }[];
+  onChange: (revision: number) => void;
+}) {
+  return (
+    <Field id={id} label={label} inline>
+      <select id={id} value={value} onChange={(e) => onChange(Number(e.currentTarget.value))}>
+        {revisions.map((r) => (
+          <option key={r.revision} value={r.revision}>
+            r{r.revision}
+          </option>
+        ))}
+      </select>
+    </Field>
   );
 }
 
@@ -243,14 +276,7 @@ export function StackPage({ id }: { id: string }) {
               <Empty>No state reported yet: deploy the stack first.</Empty>
             ) : (
               <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Service</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Uptime</th>
-                    <th scope="col">Health check</th>
-                  </tr>
-                </thead>
+                <TableHead columns={['Service', 'Status', 'Uptime', 'Health check']} />
                 <tbody>
                   {health.data.services.map((svc) => (
                     <tr key={svc.name} data-service={svc.name}>
@@ -308,30 +334,14 @@ function Revisions({ id, current }: { id: string; current: number }) {
       {revisions.length > 1 && (
         <>
           <div class="actions">
-            <span class="field inline">
-              <label for="stacks-compare">Compare</label>
-              <select
-                id="stacks-compare"
-                value={from}
-                onChange={(e) => setFrom(Number(e.currentTarget.value))}
-              >
-                {revisions.map((r) => (
-                  <option key={r.revision} value={r.revision}>
-                    r{r.revision}
-                  </option>
-                ))}
-              </select>
-            </span>
-            <span class="field inline">
-              <label for="stacks-with">with</label>
-              <select id="stacks-with" value={to} onChange={(e) => setTo(Number(e.currentTarget.value))}>
-                {revisions.map((r) => (
-                  <option key={r.revision} value={r.revision}>
-                    r{r.revision}
-                  </option>
-                ))}
-              </select>
-            </span>
+            <RevisionSelect
+              id="stacks-compare"
+              label="Compare"
+              value={from}
+              revisions={revisions}
+              onChange={setFrom}
+            />
+            <RevisionSelect id="stacks-with" label="with" value={to} revisions={revisions} onChange={setTo} />
           </div>
           <ProblemView error={diff.error} />
           {diff.data && (

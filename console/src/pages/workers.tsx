@@ -11,6 +11,7 @@ import {
   ProblemView,
   Section,
   ago,
+  Field,
 } from '../components.js';
 import { useAction, useApi, usePager } from '../hooks.js';
 import type { ConnectivityView, WorkerStatus, WorkerView } from '../../../src/contracts/api/index.js';
@@ -33,8 +34,7 @@ export function WorkersPage() {
       <Section
         title="Nodes"
         actions={
-          <span class="field inline">
-            <label for="workers-status">Status</label>
+          <Field id="workers-status" label="Status" inline>
             <select
               id="workers-status"
               value={status}
@@ -46,7 +46,7 @@ export function WorkersPage() {
                 </option>
               ))}
             </select>
-          </span>
+          </Field>
         }
       >
         <ProblemView error={action.error} />
