@@ -20,6 +20,9 @@ const POSTGRES_ONLY = [
   // about 5 s before its first scrape) and about the HTTP surface, not the database underneath,
   // so it runs once per full run.
   'test/e2e/metric-prometheus.e2e-spec.ts',
+  // The web console in a real browser (chromium): a slow suite about the UI, not the database
+  // underneath, so it runs once per full run.
+  'test/e2e/console.e2e-spec.ts',
 ];
 const pass = process.env.TEST_DB ?? 'pglite';
 

@@ -8,6 +8,7 @@ import { AppModule } from './app.module.js';
 import { RequestContext } from './common/request-context.js';
 import { requestIdMiddleware } from './common/request-id.middleware.js';
 import { securityHeadersMiddleware } from './common/security-headers.js';
+import { consoleMiddleware, defaultConsoleDir } from './console/console-static.js';
 import { StartupState } from './common/startup-state.js';
 import type { AppConfig } from './config/config.js';
 import { installLivenessResponder } from './health/liveness.js';
@@ -46,6 +47,8 @@ export async function createApp(
   const metrics = app.get(HttpMetrics);
   // Before any Nest middleware: every request gets an id and is counted, whatever happens next.
   app.use(requestIdMiddleware, securityHeadersMiddleware, metrics.middleware, RequestContext.middleware);
+  // The web console's static files (docs/console.md): before Nest's routes, after the headers.
+  app.use(consoleMiddleware(defaultConsoleDir()));
   installLivenessResponder(app.getHttpServer(), metrics, () => PinoLogger.root);
   // Outermost: a published service's subdomain is proxied even for paths the API also has.
   app.get(TunnelIngress).install(app.getHttpServer());

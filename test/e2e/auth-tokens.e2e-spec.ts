@@ -192,6 +192,38 @@ describe('OAuth token endpoint and access tokens', () => {
       expect((await refresh((await t.token()).refresh_token)).status).toBe(200);
     });
 
+    it("revocation (sign-out) ends one sign-in and leaves the client's other sign-ins working", async () => {
+      const signIn = await t.token();
+      const other = await t.token();
+      const next = await refresh(signIn.refresh_token);
+      expect(next.status).toBe(200);
+      const revoke = (body: Record<string, string>) => t.http.post('/oauth/revoke').send(body);
+      const revoked = await revoke({
+        token: next.body.refresh_token as string,
+        token_type_hint: 'refresh_token',
+      });
+      expect(revoked.status).toBe(200);
+      expect(revoked.text).toBe('');
+      expect((await refresh(next.body.refresh_token as string)).body.error).toBe('invalid_grant');
+      expect((await refresh(other.refresh_token)).status).toBe(200);
+      // Unknown and already revoked tokens answer the same; form bodies work too.
+      expect((await revoke({ token: next.body.refresh_token as string })).status).toBe(200);
+      const form = await t.http.post('/oauth/revoke').type('form').send({ token: 'rt_nonexistent' });
+      expect(form.status).toBe(200);
+      // RFC 6749 error bodies: no token, or an access token.
+      const missing = await revoke({});
+      expect(missing.status).toBe(400);
+      expect(missing.body.error).toBe('invalid_request');
+      const access = await revoke({ token: other.access_token });
+      expect(access.status).toBe(400);
+      expect(access.body.error).toBe('unsupported_token_type');
+      const events = await t.http
+        .get('/api/v1/orchestrator/audit?action=refresh.revoked')
+        .set('Authorization', await t.adminAuth())
+        .expect(200);
+      expect(events.body.events).toHaveLength(1);
+    });
+
     it('two concurrent refreshes with one token: a reuse, so the whole family ends up revoked', async () => {
       const pair = await t.token();
       const results = await Promise.all([refresh(pair.refresh_token), refresh(pair.refresh_token)]);

@@ -12,6 +12,7 @@ export type AuditAction =
   | 'token.issued'
   | 'auth.failed'
   | 'refresh.reuse_detected'
+  | 'refresh.revoked'
   | 'client.created'
   | 'client.updated'
   | 'client.deleted'

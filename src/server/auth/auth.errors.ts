@@ -19,6 +19,8 @@ export const invalidGrant = (description: string) => new OAuthError(400, 'invali
 export const invalidScope = (description: string) => new OAuthError(400, 'invalid_scope', description);
 export const unsupportedGrantType = (grant: string) =>
   new OAuthError(400, 'unsupported_grant_type', `Grant type ${JSON.stringify(grant)} is not supported.`);
+export const unsupportedTokenType = () =>
+  new OAuthError(400, 'unsupported_token_type', 'Only refresh tokens can be revoked; access tokens expire.');
 export const tooManyAuthFailures = (retryAfterSeconds: number) =>
   new OAuthError(429, 'temporarily_unavailable', 'Too many failed authentication attempts; retry later.', {
     'Retry-After': String(retryAfterSeconds),

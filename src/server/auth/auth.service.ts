@@ -15,6 +15,7 @@ import {
   invalidScope,
   tooManyAuthFailures,
   unsupportedGrantType,
+  unsupportedTokenType,
 } from './auth.errors.js';
 import { ClientsService } from './clients.service.js';
 import type { ClientEntity } from './entities/client.entity.js';
@@ -72,6 +73,35 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
       default:
         throw unsupportedGrantType(grantType);
     }
+  }
+
+  /**
+   * `POST /oauth/revoke` (RFC 7009): a live refresh token and every token of its family, that is the
+   * one sign-in it descends from, stop working; the client's other sign-ins are untouched. The token
+   * is its own proof (256 random bits), as at the refresh grant. An unknown, used, revoked or
+   * expired token answers the same (RFC 7009 2.2), so the route tells nothing about tokens.
+   */
+  async revoke(body: TokenRequestBody): Promise<void> {
+    const token = field(body, 'token');
+    if (!token) throw invalidRequest('token is required.');
+    const hint = field(body, 'token_type_hint');
+    // Access tokens are not tracked (they expire within ACCESS_TOKEN_TTL): nothing to revoke.
+    if (hint === 'access_token' || !token.startsWith('rt_')) throw unsupportedTokenType();
+    const stored = await this.refreshTokens.findByHash(tokenDigest(token));
+    const live =
+      stored &&
+      stored.usedAt === null &&
+      stored.revokedAt === null &&
+      stored.expiresAt.getTime() > Date.now();
+    if (!live) return;
+    const revoked = await this.refreshTokens.revokeFamily(stored.familyId);
+    await this.audit.record({
+      action: 'refresh.revoked',
+      owner: stored.owner,
+      actor: stored.clientId,
+      target: stored.familyId,
+      details: { revoked },
+    });
   }
 
   /** `GET .../auth/validate`: the verified token's claims. */

@@ -9,6 +9,8 @@ export function authorizationServerMetadata(publicUrl: string) {
     issuer: publicUrl,
     token_endpoint: `${publicUrl}/oauth/token`,
     jwks_uri: `${publicUrl}/.well-known/jwks.json`,
+    revocation_endpoint: `${publicUrl}/oauth/revoke`,
+    revocation_endpoint_auth_methods_supported: ['none'],
     grant_types_supported: ['client_credentials', 'refresh_token'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     response_types_supported: [] as string[],

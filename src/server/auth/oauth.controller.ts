@@ -27,6 +27,16 @@ export class OAuthController {
     return this.auth.token(fields, authorization);
   }
 
+  /** RFC 7009: 200 with no body whether or not the token was live; the console's sign-out. */
+  @Post('oauth/revoke')
+  @HttpCode(200)
+  @Consumes('application/json', 'application/x-www-form-urlencoded')
+  async revoke(@Body() body: unknown): Promise<void> {
+    const fields =
+      body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as TokenRequestBody) : {};
+    await this.auth.revoke(fields);
+  }
+
   @Get('.well-known/jwks.json')
   @Header('Cache-Control', 'public, max-age=60')
   jwks() {

@@ -40,8 +40,11 @@ export function buildProblem(req: Request, input: ProblemInput): Problem {
   return problem;
 }
 
-/** The one route that answers RFC 6749 error bodies instead of problems (CONTRACT.md). */
-export const OAUTH_TOKEN_PATH = '/oauth/token';
+/**
+ * The routes that answer RFC 6749 error bodies instead of problems (CONTRACT.md): the token
+ * endpoint, and the revocation endpoint (RFC 7009 2.2.1 uses the same shape).
+ */
+export const OAUTH_PATHS: readonly string[] = ['/oauth/token', '/oauth/revoke'];
 
 /** RFC 6749 section 5.2 code for an error that is not already one. */
 function oauthErrorFor(status: number): string {
@@ -63,7 +66,7 @@ export function sendProblem(req: Request, res: Response, input: ProblemInput): v
   for (const [name, value] of Object.entries(input.headers ?? {})) res.setHeader(name, value);
   res.status(input.status);
   // originalUrl: inside mounted middleware req.path is relative to the mount point.
-  if (req.originalUrl.split('?')[0] === OAUTH_TOKEN_PATH) {
+  if (OAUTH_PATHS.includes(req.originalUrl.split('?')[0])) {
     res.setHeader('Pragma', 'no-cache');
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     const body: OAuthError = {

@@ -5,6 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
  * may be sniffed into HTML, framed, or loaded as a script or style; and nothing is cached unless a
  * route says otherwise (the key set does), because responses carry secrets (client secrets, join
  * tokens) and stack definitions, and an intermediary or a browser must keep none of them.
+ * The console's static files replace the policy and the caching with their own (console-static.ts).
  */
 export const SECURITY_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
