@@ -13,6 +13,7 @@ import type { AppConfig } from './config/config.js';
 import { installLivenessResponder } from './health/liveness.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 import { TunnelIngress } from './tunnel/ingress/tunnel-ingress.js';
+import { OpenApiDocumentService } from './openapi/openapi-document.service.js';
 import { repairDataDir } from '../contracts/private-files.js';
 
 /** What the service keeps in DATA_DIR: the entries the repair at start walks. */
@@ -48,6 +49,7 @@ export async function createApp(
   installLivenessResponder(app.getHttpServer(), metrics, () => PinoLogger.root);
   // Outermost: a published service's subdomain is proxied even for paths the API also has.
   app.get(TunnelIngress).install(app.getHttpServer());
+  app.get(OpenApiDocumentService).attach(app);
   return app;
 }
 

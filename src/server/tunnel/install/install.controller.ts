@@ -2,7 +2,8 @@ import { Body, Controller, Get, Header, HttpCode, Post, Req, Res, StreamableFile
 import type { Request, Response } from 'express';
 import { Caller, Public, RequireScopes } from '../../auth/auth.decorators.js';
 import { InstallCommandDto } from './dto/install-command.dto.js';
-import { InstallService, type InstallCommandView } from './install.service.js';
+import type { InstallCommand } from '../../../contracts/api/tunnel.js';
+import { InstallService } from './install.service.js';
 
 /** Scripts are text so that a browser shows them and PowerShell's Invoke-WebRequest reads a string. */
 const SCRIPT_TYPE = 'text/plain; charset=utf-8';
@@ -55,7 +56,7 @@ export class InstallController {
   @Post('api/v1/tunnel/install-command')
   @RequireScopes('tunnel:write')
   @HttpCode(200)
-  installCommand(@Caller() caller: Caller, @Body() body: InstallCommandDto): Promise<InstallCommandView> {
+  installCommand(@Caller() caller: Caller, @Body() body: InstallCommandDto): Promise<InstallCommand> {
     return this.install.installCommand(caller, body.token);
   }
 }

@@ -1,0 +1,217 @@
+import type { INestApplication, Type } from '@nestjs/common';
+import { PATH_METADATA } from '@nestjs/common/constants.js';
+import {
+  DocumentBuilder,
+  SwaggerModule,
+  type OpenAPIObject,
+  type OperationObject,
+  type ResponseObject,
+  type ResponsesObject,
+  type SecurityRequirementObject,
+} from '@nestjs/swagger';
+import { ACCEPTS_BASIC, PUBLIC_ROUTE, REQUIRED_SCOPES } from '../auth/auth.decorators.js';
+import type { Scope } from '../auth/scopes.js';
+import { CONSUMES } from '../common/media-type.js';
+import { SERVICE_NAME, SERVICE_VERSION } from '../common/version.js';
+import { PROBLEM_TYPE, REASONS, problemContent } from './api-doc.js';
+import { CONTRACT_SCHEMAS } from './contract-schemas.js';
+import { extraPaths } from './extra-paths.js';
+
+/** Where the token endpoint is, relative to the server. */
+export const TOKEN_URL = '/oauth/token';
+
+const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  'orchestrator:read': 'Read workers, stacks, jobs, drift, settings and the service info.',
+  'orchestrator:write': 'Create, change, deploy and destroy stacks; cancel and clean up jobs; resolve drift.',
+  'workers:admin': 'Join tokens; approve and delete workers; connectivity checks.',
+  'tunnel:read': 'Read the tunnel status, registry URL, topology and subdomains.',
+  'tunnel:write': 'Start and stop the tunnel, validate URLs, install commands.',
+  'metrics:read': 'Query the metric store (Prometheus HTTP API).',
+  'metrics:write': 'Write into the metric store (remote write, text import).',
+  admin: 'Everything: implies every other scope; clients, keys, settings, audit and the debug bundle.',
+};
+
+/** The shared problems, referenced by every operation that may answer them. */
+const PROBLEM_RESPONSES: Record<string, [number, string]> = {
+  BadRequest: [400, 'The body is not valid JSON (`invalid_json`) or could not be read (`bad_request`).'],
+  Unauthorized: [
+    401,
+    'No access token, or one that is not valid (`unauthorized`); `WWW-Authenticate` names the resource metadata.',
+  ],
+  Forbidden: [403, 'The token lacks a scope this operation needs, or the record is another owner\'s (`forbidden`).'],
+  NotFound: [404, 'No such record (`not_found`).'],
+  PayloadTooLarge: [413, 'The body is over 1 MiB (`payload_too_large`).'],
+  UnsupportedMediaType: [415, 'The body\'s Content-Type is not one this operation accepts (`unsupported_media_type`).'],
+  ValidationFailed: [422, 'Well-formed input that breaks the rules (`validation_failed`, with `errors[]`).'],
+  RateLimited: [429, 'The client\'s request rate limit is exceeded (`rate_limited`); see `Retry-After`.'],
+  Internal: [500, 'A defect (`internal`); the detail is a fixed sentence, the error is logged under `request_id`.'],
+  Unavailable: [503, 'The database cannot be reached (`unavailable`); `Retry-After: 5`.'],
+};
+const byStatus = new Map(Object.entries(PROBLEM_RESPONSES).map(([name, [status]]) => [status, name]));
+
+const DESCRIPTION = `The control plane's HTTP API: workers, stacks, jobs, drift, the tunnel, the built-in metric
+store (Prometheus HTTP API) and MCP. Orchestrator and auth routes answer under \`/api/v1\` and \`/v1\`
+alike; both are listed. Errors are RFC 9457 problems (\`application/problem+json\`), except at the
+token endpoint (RFC 6749) and the Prometheus API (its own envelopes).
+
+Authentication: an access token from \`POST /oauth/token\` (client credentials), sent as a Bearer token;
+the metric store also takes HTTP Basic with a client id and secret. \`admin\` implies every scope.
+Probes, \`/metrics\`, the orchestrator health, the token endpoint, the \`.well-known\` documents, the
+installers and this document with its viewer (\`/docs\`) need no token. docs/api.md and docs/security.md
+say more.`;
+
+/**
+ * The OpenAPI 3.1 document of the application's routes: @nestjs/swagger scans the controllers and
+ * their @ApiDoc decorators; security, shared problems and media types are then read from the same
+ * metadata the access guard and the media-type interceptor obey, so the document cannot disagree.
+ * Works on a preview application (no provider instantiated, no database).
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setOpenAPIVersion('3.1.0')
+    .setTitle(SERVICE_NAME)
+    .setVersion(SERVICE_VERSION)
+    .setDescription(DESCRIPTION)
+    .setLicense('UNLICENSED', '')
+    .addOAuth2(
+      {
+        type: 'oauth2',
+        description: 'Client credentials; the access token is then sent as a Bearer token.',
+        flows: { clientCredentials: { tokenUrl: TOKEN_URL, refreshUrl: TOKEN_URL, scopes: SCOPE_DESCRIPTIONS } },
+      },
+      'oauth2',
+    )
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from /oauth/token.' }, 'bearer')
+    .addBasicAuth(
+      { type: 'http', scheme: 'basic', description: 'Client id and secret; the metric store\'s routes only.' },
+      'basic',
+    )
+    .build();
+  const routes = new Map<string, Route>();
+  const document = SwaggerModule.createDocument(app, config, {
+    operationIdFactory: (controller, method) => operationId(controller, method),
+  });
+  for (const controller of controllers(app))
+    for (const route of controllerRoutes(controller)) routes.set(operationId(controller.name, route.method), route);
+  const undocumented: string[] = [];
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      const key = operation.operationId?.replace(/\[\d+\]$/, '') ?? '';
+      const route = routes.get(key);
+      if (!route) throw new Error(`no route behind operation ${operation.operationId}`);
+      operation.operationId = path.startsWith('/v1/') ? `${key}_v1` : key;
+      if (!operation.summary) undocumented.push(`${method.toUpperCase()} ${path}`);
+      finishOperation(operation, route);
+    }
+  }
+  if (undocumented.length) throw new Error(`routes without @ApiDoc: ${undocumented.join(', ')}`);
+  Object.assign(document.paths, extraPaths());
+  document.components = {
+    ...document.components,
+    schemas: { ...CONTRACT_SCHEMAS },
+    responses: Object.fromEntries(
+      Object.entries(PROBLEM_RESPONSES).map(([name, [, description]]) => [
+        name,
+        { description, content: problemContent() } satisfies ResponseObject,
+      ]),
+    ),
+  };
+  return sortDocument(document);
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
+
+/** What the guard and the interceptor read for one handler. */
+interface Route {
+  method: string;
+  public: boolean;
+  scopes: Scope[] | undefined;
+  basic: boolean;
+  consumes: string[];
+}
+
+const operationId = (controller: string, method: string): string =>
+  `${controller.replace(/Controller$/, '').replace(/^./, (c) => c.toLowerCase())}_${method}`;
+
+function controllers(app: INestApplication): Type[] {
+  const container = (app as unknown as { container: { getModules(): Map<string, { controllers: Map<unknown, { metatype: Type }> }> } }).container;
+  const found = new Set<Type>();
+  for (const module of container.getModules().values())
+    for (const wrapper of module.controllers.values()) found.add(wrapper.metatype);
+  return [...found];
+}
+
+function controllerRoutes(controller: Type): Route[] {
+  const routes: Route[] = [];
+  const prototype = controller.prototype as Record<string, unknown>;
+  const names = new Set<string>();
+  for (let p: object | null = prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null)
+    for (const name of Object.getOwnPropertyNames(p)) if (name !== 'constructor') names.add(name);
+  for (const name of names) {
+    const handler = prototype[name];
+    if (typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+    const read = <T>(key: string): T | undefined =>
+      (Reflect.getMetadata(key, handler) as T | undefined) ?? (Reflect.getMetadata(key, controller) as T | undefined);
+    routes.push({
+      method: name,
+      public: read<boolean>(PUBLIC_ROUTE) === true,
+      scopes: read<Scope[]>(REQUIRED_SCOPES),
+      basic: read<boolean>(ACCEPTS_BASIC) === true,
+      consumes: read<string[]>(CONSUMES) ?? ['application/json'],
+    });
+  }
+  return routes;
+}
+
+/** Security from the route's scopes; the problems every route of its kind shares. */
+function finishOperation(operation: OperationObject, route: Route): void {
+  const responses = operation.responses as ResponsesObject;
+  delete responses.default;
+  const shared = new Set<number>([500]);
+  if (route.public) operation.security = [];
+  else if (route.scopes) {
+    const scopes = route.scopes;
+    operation.security = [
+      { oauth2: scopes },
+      { bearer: scopes },
+      ...(route.basic ? [{ basic: scopes }] : []),
+    ] satisfies SecurityRequirementObject[];
+    const needs = scopes.length ? `Scope: ${scopes.map((s) => `\`${s}\``).join(', ')} (or \`admin\`).` : 'Any valid access token.';
+    operation.description = operation.description ? `${needs}\n\n${operation.description}` : needs;
+    [401, 403, 429, 503].forEach((status) => shared.add(status));
+  }
+  if (operation.requestBody && 'content' in operation.requestBody) {
+    const [schema] = Object.values(operation.requestBody.content).map((media) => media.schema);
+    operation.requestBody.content = Object.fromEntries(route.consumes.map((type) => [type, { schema }]));
+    [400, 413, 415].forEach((status) => shared.add(status));
+    if (route.consumes.includes('application/json')) shared.add(422);
+  }
+  const parameters = operation.parameters ?? [];
+  if (parameters.some((p) => 'in' in p && p.in === 'query')) shared.add(422);
+  if (parameters.some((p) => 'in' in p && p.in === 'path')) shared.add(404);
+  for (const status of shared) {
+    const name = byStatus.get(status);
+    if (name && !responses[status]) responses[status] = { $ref: `#/components/responses/${name}` };
+  }
+  // Problems this operation declared itself keep their own description, with the shared content.
+  for (const response of Object.values(responses))
+    if (response && 'content' in response && response.content?.[PROBLEM_TYPE]) response.content = problemContent();
+  for (const [status, response] of Object.entries(responses))
+    if (response && 'description' in response && !response.description) response.description = REASONS[Number(status)] ?? status;
+}
+
+/** Paths, then methods, in a stable order, so the committed document diffs well. */
+function sortDocument(document: OpenAPIObject): OpenAPIObject {
+  const paths = Object.fromEntries(Object.entries(document.paths).sort(([a], [b]) => a.localeCompare(b)));
+  const components = document.components ?? {};
+  return {
+    ...document,
+    paths,
+    components: {
+      ...components,
+      schemas: Object.fromEntries(Object.entries(components.schemas ?? {}).sort(([a], [b]) => a.localeCompare(b))),
+    },
+  };
+}
