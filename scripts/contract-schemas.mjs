@@ -147,7 +147,9 @@ export function contractSchemas() {
     if (checker.isArrayType(type)) return { type: 'array', items: fromType(checker.getTypeArguments(type)[0]) };
     if (checker.isTupleType(type)) {
       const items = checker.getTypeArguments(type).map(fromType);
-      return { type: 'array', prefixItems: items, minItems: items.length, maxItems: items.length };
+      if (items.length === 0) return { type: 'array', items: {}, maxItems: 0 };
+      // `items` applies after the prefix only, which maxItems leaves empty; Spectral wants it present.
+      return { type: 'array', prefixItems: items, items: {}, minItems: items.length, maxItems: items.length };
     }
     if (type.flags & ts.TypeFlags.Object || type.isIntersection()) return objectSchema(type);
     throw new Error(`cannot describe type ${checker.typeToString(type)}`);

@@ -22,3 +22,4 @@ export type * from './stack-logs.js';
 export type * from './prometheus.js';
 export type * from './probes.js';
 export type * from './well-known.js';
+export type * from './mcp.js';

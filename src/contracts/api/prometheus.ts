@@ -53,3 +53,42 @@ export interface PromErrorResponse {
   errorType: PromErrorType;
   error: string;
 }
+
+// The parameters, as query parameters (GET) or a form body (POST); times are RFC 3339 or Unix
+// seconds, durations Prometheus durations (`5m`) or seconds.
+
+/** `query`: an instant query. */
+export interface PromInstantQueryRequest {
+  /** The PromQL expression. */
+  query: string;
+  /** Evaluation time; now by default. */
+  time?: string;
+  /** Capped at METRICS_QUERY_TIMEOUT. */
+  timeout?: string;
+}
+
+/** `query_range`: a range query. */
+export interface PromRangeQueryRequest {
+  query: string;
+  start: string;
+  end: string;
+  /** Resolution: a duration or a number of seconds. */
+  step: string;
+  timeout?: string;
+}
+
+/** `series`, `labels` and `label/{name}/values`: series selectors and a time window. */
+export interface PromSeriesRequest {
+  /** Series selectors (repeat the parameter for several); `series` needs at least one. */
+  'match[]'?: string[];
+  start?: string;
+  end?: string;
+  /** At most this many answers; 0 or absent: all. */
+  limit?: string;
+}
+
+/** `metadata`: one metric's or every metric's metadata. */
+export interface PromMetadataRequest {
+  metric?: string;
+  limit?: string;
+}

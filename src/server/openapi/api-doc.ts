@@ -8,8 +8,8 @@ export type Answer = ContractName | null | { description?: string; content: Cont
 export interface ApiDocOptions {
   summary: string;
   description?: string;
-  /** Overrides the tag named after the controller. */
-  tag?: string;
+  /** The group the operation is listed under. */
+  tag: string;
   /**
    * The request body: a contract, or a schema for every media type the route accepts (`@Consumes`,
    * application/json by default; the document lists them from that metadata).
@@ -62,7 +62,7 @@ export function ApiDoc(options: ApiDocOptions): MethodDecorator {
   const decorators: (MethodDecorator | ClassDecorator)[] = [
     ApiOperation({ summary: options.summary, ...(options.description ? { description: options.description } : {}) }),
   ];
-  if (options.tag) decorators.push(ApiTags(options.tag));
+  decorators.push(ApiTags(options.tag));
   if (options.body !== undefined) {
     const schema = typeof options.body === 'string' ? contractRef(options.body) : options.body;
     decorators.push(ApiBody({ schema, required: true }));

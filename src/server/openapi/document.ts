@@ -1,5 +1,6 @@
 import type { INestApplication, Type } from '@nestjs/common';
-import { PATH_METADATA } from '@nestjs/common/constants.js';
+import { PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import {
   DocumentBuilder,
   SwaggerModule,
@@ -49,6 +50,26 @@ const PROBLEM_RESPONSES: Record<string, [number, string]> = {
 };
 const byStatus = new Map(Object.entries(PROBLEM_RESPONSES).map(([name, [status]]) => [status, name]));
 
+/** The groups operations are listed under, in this order. */
+const TAGS: Record<string, string> = {
+  Health: 'Probes for orchestrators (Kubernetes, systemd, load balancers).',
+  Orchestrator: 'Health, information and the debug bundle of the service.',
+  OAuth: 'The token endpoint and the documents OAuth clients discover.',
+  Auth: 'Clients, signing keys and token validation.',
+  Settings: 'Runtime settings (the log level).',
+  Audit: 'The audit trail.',
+  Workers: 'Join tokens, enrollment, approval and connectivity of workers.',
+  Stacks: 'Stack definitions, revisions, deploys, health and logs.',
+  Jobs: 'The jobs that deploy and destroy stacks.',
+  Drift: 'Differences between the desired and the observed state.',
+  Tunnel: 'The tunnel, its public URL and published subdomains.',
+  Install: 'Installers and the agent download.',
+  'Metric store': "The built-in metric store: Prometheus's HTTP API, remote write and text import.",
+  Metrics: "The service's own metrics.",
+  MCP: 'The Model Context Protocol endpoint.',
+  Documentation: 'This document and its viewer.',
+};
+
 const DESCRIPTION = `The control plane's HTTP API: workers, stacks, jobs, drift, the tunnel, the built-in metric
 store (Prometheus HTTP API) and MCP. Orchestrator and auth routes answer under \`/api/v1\` and \`/v1\`
 alike; both are listed. Errors are RFC 9457 problems (\`application/problem+json\`), except at the
@@ -72,7 +93,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle(SERVICE_NAME)
     .setVersion(SERVICE_VERSION)
     .setDescription(DESCRIPTION)
-    .setLicense('UNLICENSED', '')
+    .addServer('/', 'This service')
     .addOAuth2(
       {
         type: 'oauth2',
@@ -90,6 +111,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const routes = new Map<string, Route>();
   const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (controller, method) => operationId(controller, method),
+    autoTagControllers: false,
   });
   for (const controller of controllers(app))
     for (const route of controllerRoutes(controller)) routes.set(operationId(controller.name, route.method), route);
@@ -103,10 +125,16 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       if (!route) throw new Error(`no route behind operation ${operation.operationId}`);
       operation.operationId = path.startsWith('/v1/') ? `${key}_v1` : key;
       if (!operation.summary) undocumented.push(`${method.toUpperCase()} ${path}`);
-      finishOperation(operation, route);
+      finishOperation(operation, route, path);
     }
   }
   if (undocumented.length) throw new Error(`routes without @ApiDoc: ${undocumented.join(', ')}`);
+  const untagged = Object.values(document.paths)
+    .flatMap((item) => METHODS.map((method) => item[method]))
+    .flatMap((operation) => operation?.tags ?? [])
+    .filter((tag) => !Object.hasOwn(TAGS, tag));
+  if (untagged.length) throw new Error(`tags missing from TAGS: ${[...new Set(untagged)].join(', ')}`);
+  document.tags = Object.entries(TAGS).map(([name, description]) => ({ name, description }));
   Object.assign(document.paths, extraPaths());
   document.components = {
     ...document.components,
@@ -130,6 +158,8 @@ interface Route {
   scopes: Scope[] | undefined;
   basic: boolean;
   consumes: string[];
+  /** A @Body() or @Query() whose class the validation pipe checks (422 on bad input). */
+  validated: { body: boolean; query: boolean };
 }
 
 const operationId = (controller: string, method: string): string =>
@@ -160,17 +190,33 @@ function controllerRoutes(controller: Type): Route[] {
       scopes: read<Scope[]>(REQUIRED_SCOPES),
       basic: read<boolean>(ACCEPTS_BASIC) === true,
       consumes: read<string[]>(CONSUMES) ?? ['application/json'],
+      validated: validatedArguments(controller, name),
     });
   }
   return routes;
 }
 
+function validatedArguments(controller: Type, name: string): Route['validated'] {
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {}) as Record<string, { index: number }>;
+  const types = (Reflect.getMetadata('design:paramtypes', controller.prototype as object, name) ?? []) as unknown[];
+  const validated = (kind: RouteParamtypes) =>
+    Object.entries(args).some(([key, arg]) => {
+      const type = types[arg.index];
+      return key.startsWith(`${kind}:`) && typeof type === 'function' && type !== Object && type !== String;
+    });
+  return { body: validated(RouteParamtypes.BODY), query: validated(RouteParamtypes.QUERY) };
+}
+
 /** Security from the route's scopes; the problems every route of its kind shares. */
-function finishOperation(operation: OperationObject, route: Route): void {
+function finishOperation(operation: OperationObject, route: Route, path: string): void {
   const responses = operation.responses as ResponsesObject;
   delete responses.default;
   const shared = new Set<number>([500]);
-  if (route.public) operation.security = [];
+  if (route.public) {
+    operation.security = [];
+    const open = 'No access token needed.';
+    operation.description = operation.description ? `${open}\n\n${operation.description}` : open;
+  }
   else if (route.scopes) {
     const scopes = route.scopes;
     operation.security = [
@@ -186,11 +232,12 @@ function finishOperation(operation: OperationObject, route: Route): void {
     const [schema] = Object.values(operation.requestBody.content).map((media) => media.schema);
     operation.requestBody.content = Object.fromEntries(route.consumes.map((type) => [type, { schema }]));
     [400, 413, 415].forEach((status) => shared.add(status));
-    if (route.consumes.includes('application/json')) shared.add(422);
   }
+  if (route.validated.body || route.validated.query) shared.add(422);
   const parameters = operation.parameters ?? [];
-  if (parameters.some((p) => 'in' in p && p.in === 'query')) shared.add(422);
-  if (parameters.some((p) => 'in' in p && p.in === 'path')) shared.add(404);
+  // A path parameter names a record under the API prefixes; elsewhere the route says what it answers.
+  const resource = path.startsWith('/api/v1/') || path.startsWith('/v1/');
+  if (resource && parameters.some((p) => 'in' in p && p.in === 'path')) shared.add(404);
   for (const status of shared) {
     const name = byStatus.get(status);
     if (name && !responses[status]) responses[status] = { $ref: `#/components/responses/${name}` };
@@ -202,9 +249,33 @@ function finishOperation(operation: OperationObject, route: Route): void {
     if (response && 'description' in response && !response.description) response.description = REASONS[Number(status)] ?? status;
 }
 
+const OPERATION_KEYS = ['operationId', 'summary', 'description', 'tags', 'security', 'parameters', 'requestBody', 'responses'];
+
+/** An operation's fields in reading order, its responses by status. */
+function sortOperation(operation: OperationObject): OperationObject {
+  const rank = (key: string) => (OPERATION_KEYS.includes(key) ? OPERATION_KEYS.indexOf(key) : OPERATION_KEYS.length);
+  const sorted = Object.fromEntries(
+    Object.entries(operation).sort(([a], [b]) => rank(a) - rank(b)),
+  ) as unknown as OperationObject;
+  sorted.responses = Object.fromEntries(Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)));
+  return sorted;
+}
+
 /** Paths, then methods, in a stable order, so the committed document diffs well. */
 function sortDocument(document: OpenAPIObject): OpenAPIObject {
-  const paths = Object.fromEntries(Object.entries(document.paths).sort(([a], [b]) => a.localeCompare(b)));
+  const paths = Object.fromEntries(
+    Object.entries(document.paths)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([path, item]) => [
+        path,
+        Object.fromEntries(
+          Object.entries(item).map(([method, operation]) => [
+            method,
+            METHODS.includes(method as (typeof METHODS)[number]) ? sortOperation(operation as OperationObject) : operation,
+          ]),
+        ),
+      ]),
+  );
   const components = document.components ?? {};
   return {
     ...document,

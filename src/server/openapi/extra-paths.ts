@@ -9,6 +9,7 @@ export function extraPaths(): PathsObject {
   const live = (summary: string, body: boolean) => ({
     operationId: body ? 'health_live' : 'health_liveHead',
     summary,
+    description: 'No access token needed. Answered by the HTTP server itself, ahead of the application.',
     tags: ['Health'],
     security: [],
     responses: {
