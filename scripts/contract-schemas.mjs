@@ -86,7 +86,11 @@ export function contractSchemas() {
     const literals = new Map();
     let nullable = false;
     const add = (member) => {
-      if (member.node && ts.isLiteralTypeNode(member.node) && member.node.literal.kind === ts.SyntaxKind.NullKeyword) {
+      if (
+        member.node &&
+        ts.isLiteralTypeNode(member.node) &&
+        member.node.literal.kind === ts.SyntaxKind.NullKeyword
+      ) {
         nullable = true;
         return;
       }
@@ -129,7 +133,8 @@ export function contractSchemas() {
   const refOfType = (type) => {
     const symbol = type.aliasSymbol && !type.aliasTypeArguments?.length ? type.aliasSymbol : type.symbol;
     const declaration = symbol?.declarations?.[0];
-    if (!declaration || named.get(symbol.name) !== declaration || symbol.name === describing) return undefined;
+    if (!declaration || named.get(symbol.name) !== declaration || symbol.name === describing)
+      return undefined;
     return { $ref: `#/components/schemas/${symbol.name}` };
   };
 
@@ -144,7 +149,8 @@ export function contractSchemas() {
     if (type.flags & ts.TypeFlags.Null) return { type: 'null' };
     if (type.flags & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)) return {};
     if (type.isUnion()) return union(type.types.map((member) => ({ type: member })));
-    if (checker.isArrayType(type)) return { type: 'array', items: fromType(checker.getTypeArguments(type)[0]) };
+    if (checker.isArrayType(type))
+      return { type: 'array', items: fromType(checker.getTypeArguments(type)[0]) };
     if (checker.isTupleType(type)) {
       const items = checker.getTypeArguments(type).map(fromType);
       if (items.length === 0) return { type: 'array', items: {}, maxItems: 0 };
@@ -170,7 +176,12 @@ export function contractSchemas() {
     for (const property of checker.getPropertiesOfType(type)) {
       const declaration = property.valueDeclaration ?? property.declarations?.[0];
       let schema;
-      if (declaration && ts.isPropertySignature(declaration) && declaration.type && !generic(declaration.type)) {
+      if (
+        declaration &&
+        ts.isPropertySignature(declaration) &&
+        declaration.type &&
+        !generic(declaration.type)
+      ) {
         schema = fromNode(declaration.type);
       } else {
         schema = fromType(checker.getNonNullableType(checker.getTypeOfSymbol(property)));

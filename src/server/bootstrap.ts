@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger as NestLogger } from '@nestjs/common';
 import { Logger, PinoLogger } from 'nestjs-pino';
+import type { RequestHandler } from 'express';
 import type { Writable } from 'node:stream';
 import { AppModule } from './app.module.js';
 import { RequestContext } from './common/request-context.js';
@@ -22,6 +23,11 @@ const DATA_DIR_ENTRIES = ['pgdata', 'pgdata.lock', 'logs', 'secrets'] as const;
 export interface AppOptions {
   /** Where JSON log lines go besides the rotated files; stdout unless a test captures them. */
   logConsole?: Writable;
+  /**
+   * Express middleware in front of everything else: the test harness observes every answer with
+   * it (test/support/openapi-check.ts holds them to the OpenAPI document). Production passes none.
+   */
+  middleware?: RequestHandler[];
 }
 
 /** Builds the whole application exactly as production runs it; tests use this too. */
@@ -43,6 +49,7 @@ export async function createApp(
       'made files and directories in the data directory private to the service user',
     );
   app.disable('x-powered-by');
+  for (const handler of options.middleware ?? []) app.use(handler);
   const metrics = app.get(HttpMetrics);
   // Before any Nest middleware: every request gets an id and is counted, whatever happens next.
   app.use(requestIdMiddleware, securityHeadersMiddleware, metrics.middleware, RequestContext.middleware);

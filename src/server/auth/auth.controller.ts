@@ -24,7 +24,11 @@ export class AuthController {
   /** Any valid access token: its claims. */
   @Get('validate')
   @RequireScopes()
-  @ApiDoc({ summary: "The presented access token's claims", tag: 'Auth', responses: { 200: 'TokenValidation' } })
+  @ApiDoc({
+    summary: "The presented access token's claims",
+    tag: 'Auth',
+    responses: { 200: 'TokenValidation' },
+  })
   validate(@Caller() caller: Caller): TokenValidation {
     return this.auth.validate(caller);
   }
@@ -33,7 +37,8 @@ export class AuthController {
   @RequireScopes('admin')
   @ApiDoc({
     summary: 'Create a client',
-    description: 'The secret is shown once. An owner\'s admins create clients of their owner; the operator\'s, of any.',
+    description:
+      "The secret is shown once. An owner's admins create clients of their owner; the operator's, of any.",
     tag: 'Auth',
     body: 'CreateClientRequest',
     responses: { 201: 'CreatedClient' },
@@ -44,7 +49,12 @@ export class AuthController {
 
   @Get('clients')
   @RequireScopes('admin')
-  @ApiDoc({ summary: 'List clients', tag: 'Auth', query: 'ListClientsQuery', responses: { 200: 'ClientList' } })
+  @ApiDoc({
+    summary: 'List clients',
+    tag: 'Auth',
+    query: 'ListClientsQuery',
+    responses: { 200: 'ClientList' },
+  })
   async list(@Caller() caller: Caller, @Query() query: ListClientsDto): Promise<ClientList> {
     const page = await this.clients.list(caller, query);
     return { clients: page.items, next_cursor: page.next_cursor };
@@ -82,7 +92,12 @@ export class AuthController {
 
   @Get('keys')
   @RequireScopes('admin')
-  @ApiDoc({ summary: 'List the signing keys', description: 'Operator owner only.', tag: 'Auth', responses: { 200: 'KeyList' } })
+  @ApiDoc({
+    summary: 'List the signing keys',
+    description: 'Operator owner only.',
+    tag: 'Auth',
+    responses: { 200: 'KeyList' },
+  })
   listKeys(@Caller() caller: Caller): KeyList {
     assertOperator(caller);
     return { keys: this.keys.list() };
@@ -90,7 +105,12 @@ export class AuthController {
 
   @Post('keys/rotate')
   @RequireScopes('admin')
-  @ApiDoc({ summary: 'Rotate the signing key', description: 'Operator owner only.', tag: 'Auth', responses: { 201: 'KeyRotation' } })
+  @ApiDoc({
+    summary: 'Rotate the signing key',
+    description: 'Operator owner only.',
+    tag: 'Auth',
+    responses: { 201: 'KeyRotation' },
+  })
   async rotate(@Caller() caller: Caller): Promise<KeyRotation> {
     assertOperator(caller);
     const result = await this.keys.rotate();

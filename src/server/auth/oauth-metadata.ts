@@ -1,4 +1,7 @@
-import type { AuthorizationServerMetadata, ProtectedResourceMetadata } from '../../contracts/api/well-known.js';
+import type {
+  AuthorizationServerMetadata,
+  ProtectedResourceMetadata,
+} from '../../contracts/api/well-known.js';
 import { SCOPES } from './scopes.js';
 
 /** Where the protected-resource metadata (RFC 9728) is served; 401 answers point at it. */

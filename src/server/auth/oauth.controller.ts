@@ -36,9 +36,19 @@ export class OAuthController {
     body: 'TokenRequest',
     responses: {
       200: 'TokenResponse',
-      400: { description: 'invalid_request, invalid_grant, invalid_scope or unsupported_grant_type.', content: { 'application/json': { schema: contractRef('OAuthError') } } },
-      401: { description: 'invalid_client: client authentication failed.', content: { 'application/json': { schema: contractRef('OAuthError') } } },
-      429: { description: 'temporarily_unavailable: too many failed attempts from this address; see `Retry-After`.', content: { 'application/json': { schema: contractRef('OAuthError') } } },
+      400: {
+        description: 'invalid_request, invalid_grant, invalid_scope or unsupported_grant_type.',
+        content: { 'application/json': { schema: contractRef('OAuthError') } },
+      },
+      401: {
+        description: 'invalid_client: client authentication failed.',
+        content: { 'application/json': { schema: contractRef('OAuthError') } },
+      },
+      429: {
+        description:
+          'temporarily_unavailable: too many failed attempts from this address; see `Retry-After`.',
+        content: { 'application/json': { schema: contractRef('OAuthError') } },
+      },
     },
   })
   token(@Body() body: unknown, @Headers('authorization') authorization?: string): Promise<TokenResponse> {
@@ -49,7 +59,11 @@ export class OAuthController {
 
   @Get('.well-known/jwks.json')
   @Header('Cache-Control', 'public, max-age=60')
-  @ApiDoc({ summary: 'The public keys that verify access tokens (RFC 7517)', tag: 'OAuth', responses: { 200: 'JsonWebKeySet' } })
+  @ApiDoc({
+    summary: 'The public keys that verify access tokens (RFC 7517)',
+    tag: 'OAuth',
+    responses: { 200: 'JsonWebKeySet' },
+  })
   jwks(): JsonWebKeySet {
     return this.keys.jwks();
   }
@@ -57,7 +71,11 @@ export class OAuthController {
   /** RFC 8414, for clients (MCP ones among them) that discover the token endpoint. */
   @Get('.well-known/oauth-authorization-server')
   @Header('Cache-Control', 'public, max-age=300')
-  @ApiDoc({ summary: 'Authorization server metadata (RFC 8414)', tag: 'OAuth', responses: { 200: 'AuthorizationServerMetadata' } })
+  @ApiDoc({
+    summary: 'Authorization server metadata (RFC 8414)',
+    tag: 'OAuth',
+    responses: { 200: 'AuthorizationServerMetadata' },
+  })
   authorizationServer(): AuthorizationServerMetadata {
     return authorizationServerMetadata(this.config.publicUrl);
   }
@@ -65,7 +83,11 @@ export class OAuthController {
   /** RFC 9728: named in every 401's WWW-Authenticate as resource_metadata. */
   @Get('.well-known/oauth-protected-resource')
   @Header('Cache-Control', 'public, max-age=300')
-  @ApiDoc({ summary: 'Protected resource metadata (RFC 9728)', tag: 'OAuth', responses: { 200: 'ProtectedResourceMetadata' } })
+  @ApiDoc({
+    summary: 'Protected resource metadata (RFC 9728)',
+    tag: 'OAuth',
+    responses: { 200: 'ProtectedResourceMetadata' },
+  })
   protectedResource(): ProtectedResourceMetadata {
     return protectedResourceMetadata(this.config.publicUrl);
   }

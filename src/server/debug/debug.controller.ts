@@ -13,9 +13,15 @@ export class DebugController {
   @RequireScopes('admin')
   @ApiDoc({
     summary: 'Download a debug bundle',
-    description: 'Operator owner only. A tar.gz streamed as an attachment; entries and redaction: docs/operations.md. Its `manifest.json` is a DebugBundleManifest.',
+    description:
+      'Operator owner only. A tar.gz streamed as an attachment; entries and redaction: docs/operations.md. Its `manifest.json` is a DebugBundleManifest.',
     tag: 'Orchestrator',
-    responses: { 200: { description: 'The bundle.', content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } } } },
+    responses: {
+      200: {
+        description: 'The bundle.',
+        content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+      },
+    },
     problems: { 429: 'This replica is making another bundle (`rate_limited`); see `Retry-After`.' },
   })
   async bundle(@Caller() caller: Caller): Promise<StreamableFile> {

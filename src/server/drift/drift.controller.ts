@@ -33,7 +33,12 @@ export class DriftController {
 
   @Post(':id/drift/ignore')
   @RequireScopes('orchestrator:write')
-  @ApiDoc({ summary: "Ignore services' drift", tag: 'Drift', body: 'DriftResourcesRequest', responses: { 200: 'DriftView' } })
+  @ApiDoc({
+    summary: "Ignore services' drift",
+    tag: 'Drift',
+    body: 'DriftResourcesRequest',
+    responses: { 200: 'DriftView' },
+  })
   @HttpCode(200)
   ignore(
     @Caller() caller: Caller,
@@ -45,7 +50,12 @@ export class DriftController {
 
   @Post(':id/drift/unignore')
   @RequireScopes('orchestrator:write')
-  @ApiDoc({ summary: "Stop ignoring services' drift", tag: 'Drift', body: 'DriftResourcesRequest', responses: { 200: 'DriftView' } })
+  @ApiDoc({
+    summary: "Stop ignoring services' drift",
+    tag: 'Drift',
+    body: 'DriftResourcesRequest',
+    responses: { 200: 'DriftView' },
+  })
   @HttpCode(200)
   unignore(
     @Caller() caller: Caller,

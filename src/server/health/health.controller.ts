@@ -25,8 +25,15 @@ export class HealthController {
   @ApiDoc({
     summary: 'Readiness probe',
     tag: 'Health',
-    description: '200 while the database answers `SELECT 1` within READINESS_TIMEOUT; `details.database` holds `status` and `responseTime`.',
-    responses: { 200: 'ProbeResult', 503: { description: 'Not ready.', content: { 'application/json': { schema: contractRef('ProbeResult') } } } },
+    description:
+      '200 while the database answers `SELECT 1` within READINESS_TIMEOUT; `details.database` holds `status` and `responseTime`.',
+    responses: {
+      200: 'ProbeResult',
+      503: {
+        description: 'Not ready.',
+        content: { 'application/json': { schema: contractRef('ProbeResult') } },
+      },
+    },
   })
   ready(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
     return this.run(res, [() => this.database.check()]);
@@ -36,8 +43,15 @@ export class HealthController {
   @ApiDoc({
     summary: 'Startup probe',
     tag: 'Health',
-    description: '200 once migrations are applied and every listener is up; `details.startup` holds `migrations` and `listeners`.',
-    responses: { 200: 'ProbeResult', 503: { description: 'Still starting.', content: { 'application/json': { schema: contractRef('ProbeResult') } } } },
+    description:
+      '200 once migrations are applied and every listener is up; `details.startup` holds `migrations` and `listeners`.',
+    responses: {
+      200: 'ProbeResult',
+      503: {
+        description: 'Still starting.',
+        content: { 'application/json': { schema: contractRef('ProbeResult') } },
+      },
+    },
   })
   started(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
     return this.run(res, [

@@ -18,8 +18,14 @@ export class OrchestratorController {
     summary: 'Orchestrator health',
     tag: 'Orchestrator',
     responses: {
-      200: { description: 'Healthy or degraded.', content: { 'application/json': { schema: contractRef('OrchestratorHealth') } } },
-      503: { description: 'Unhealthy: the database is failing.', content: { 'application/json': { schema: contractRef('OrchestratorHealth') } } },
+      200: {
+        description: 'Healthy or degraded.',
+        content: { 'application/json': { schema: contractRef('OrchestratorHealth') } },
+      },
+      503: {
+        description: 'Unhealthy: the database is failing.',
+        content: { 'application/json': { schema: contractRef('OrchestratorHealth') } },
+      },
     },
   })
   async health(@Res({ passthrough: true }) res: Response): Promise<OrchestratorHealth> {

@@ -15,7 +15,12 @@ export class JobsController {
 
   @Get()
   @RequireScopes('orchestrator:read')
-  @ApiDoc({ summary: 'List jobs, newest first', tag: 'Jobs', query: 'ListJobsQuery', responses: { 200: 'JobList' } })
+  @ApiDoc({
+    summary: 'List jobs, newest first',
+    tag: 'Jobs',
+    query: 'ListJobsQuery',
+    responses: { 200: 'JobList' },
+  })
   async list(@Caller() caller: Caller, @Query() query: ListJobsDto): Promise<JobList> {
     const page = await this.jobs.list(caller, query);
     return { jobs: page.items, next_cursor: page.next_cursor };
@@ -31,7 +36,12 @@ export class JobsController {
   /** The job's output lines, oldest first; page with `after=<next_after>`. */
   @Get(':id/logs')
   @RequireScopes('orchestrator:read')
-  @ApiDoc({ summary: "A job's output lines, oldest first", tag: 'Jobs', query: 'JobLogsQuery', responses: { 200: 'JobLogPage' } })
+  @ApiDoc({
+    summary: "A job's output lines, oldest first",
+    tag: 'Jobs',
+    query: 'JobLogsQuery',
+    responses: { 200: 'JobLogPage' },
+  })
   logs(@Caller() caller: Caller, @Param('id') id: string, @Query() query: JobLogsDto): Promise<JobLogPage> {
     return this.jobs.logs(caller, id, query.after, query.limit);
   }
@@ -43,8 +53,14 @@ export class JobsController {
     summary: 'Cancel a job',
     tag: 'Jobs',
     responses: {
-      200: { description: 'A queued job was cancelled.', content: { 'application/json': { schema: contractRef('JobView') } } },
-      202: { description: 'A dispatched or running job is cancelling.', content: { 'application/json': { schema: contractRef('JobView') } } },
+      200: {
+        description: 'A queued job was cancelled.',
+        content: { 'application/json': { schema: contractRef('JobView') } },
+      },
+      202: {
+        description: 'A dispatched or running job is cancelling.',
+        content: { 'application/json': { schema: contractRef('JobView') } },
+      },
     },
     problems: { 409: 'The job has ended; there is nothing to cancel (`conflict`).' },
   })
@@ -61,7 +77,7 @@ export class JobsController {
   @Post(':id/cleanup')
   @RequireScopes('orchestrator:write')
   @ApiDoc({
-    summary: "Clean up after a failed or stuck job",
+    summary: 'Clean up after a failed or stuck job',
     tag: 'Jobs',
     responses: { 200: 'JobCleanup' },
     problems: { 409: 'The job succeeded; there is nothing to clean up (`conflict`).' },

@@ -76,8 +76,14 @@ export class McpController {
     responses: {
       200: 'JsonRpcResponse',
       202: { description: 'A notification or response was accepted; no body.', content: {} },
-      400: { description: 'Not a JSON-RPC message (a JSON-RPC error).', content: { 'application/json': { schema: contractRef('JsonRpcError') }, ...problemContent() } },
-      406: { description: 'The client does not accept application/json and text/event-stream (a JSON-RPC error).', content: { 'application/json': { schema: contractRef('JsonRpcError') } } },
+      400: {
+        description: 'Not a JSON-RPC message (a JSON-RPC error).',
+        content: { 'application/json': { schema: contractRef('JsonRpcError') }, ...problemContent() },
+      },
+      406: {
+        description: 'The client does not accept application/json and text/event-stream (a JSON-RPC error).',
+        content: { 'application/json': { schema: contractRef('JsonRpcError') } },
+      },
     },
   })
   async post(

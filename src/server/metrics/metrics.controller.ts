@@ -13,7 +13,9 @@ export class MetricsController extends PrometheusController {
     summary: "The service's own metrics for scrapers",
     description: 'Prometheus text format 0.0.4; docs/api.md lists the metrics.',
     tag: 'Metrics',
-    responses: { 200: { description: 'The metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+    responses: {
+      200: { description: 'The metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
+    },
   })
   override async index(@Res({ passthrough: true }) response: Response): Promise<string> {
     return super.index(response);

@@ -60,7 +60,10 @@ export const problemContent = (): ContentObject => ({ [PROBLEM_TYPE]: { schema: 
  */
 export function ApiDoc(options: ApiDocOptions): MethodDecorator {
   const decorators: (MethodDecorator | ClassDecorator)[] = [
-    ApiOperation({ summary: options.summary, ...(options.description ? { description: options.description } : {}) }),
+    ApiOperation({
+      summary: options.summary,
+      ...(options.description ? { description: options.description } : {}),
+    }),
   ];
   decorators.push(ApiTags(options.tag));
   if (options.body !== undefined) {
@@ -88,9 +91,20 @@ export function ApiDoc(options: ApiDocOptions): MethodDecorator {
     if (answer === null) decorators.push(ApiResponse({ status: code, description }));
     else if (typeof answer === 'string')
       decorators.push(
-        ApiResponse({ status: code, description, content: { 'application/json': { schema: contractRef(answer) } } }),
+        ApiResponse({
+          status: code,
+          description,
+          content: { 'application/json': { schema: contractRef(answer) } },
+        }),
       );
-    else decorators.push(ApiResponse({ status: code, description: answer.description ?? description, content: answer.content }));
+    else
+      decorators.push(
+        ApiResponse({
+          status: code,
+          description: answer.description ?? description,
+          content: answer.content,
+        }),
+      );
   }
   for (const [status, description] of Object.entries(options.problems ?? {}))
     decorators.push(ApiResponse({ status: Number(status), description, content: problemContent() }));

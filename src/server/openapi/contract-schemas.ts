@@ -17,4 +17,6 @@ export type JsonSchema = SchemaObject & {
 
 export const CONTRACT_SCHEMAS = schemas as unknown as Record<ContractName, JsonSchema>;
 
-export const contractRef = (name: ContractName): { $ref: string } => ({ $ref: `#/components/schemas/${name}` });
+export const contractRef = (name: ContractName): { $ref: string } => ({
+  $ref: `#/components/schemas/${name}`,
+});

@@ -39,13 +39,22 @@ const PROBLEM_RESPONSES: Record<string, [number, string]> = {
     401,
     'No access token, or one that is not valid (`unauthorized`); `WWW-Authenticate` names the resource metadata.',
   ],
-  Forbidden: [403, 'The token lacks a scope this operation needs, or the record is another owner\'s (`forbidden`).'],
+  Forbidden: [
+    403,
+    "The token lacks a scope this operation needs, or the record is another owner's (`forbidden`).",
+  ],
   NotFound: [404, 'No such record (`not_found`).'],
   PayloadTooLarge: [413, 'The body is over 1 MiB (`payload_too_large`).'],
-  UnsupportedMediaType: [415, 'The body\'s Content-Type is not one this operation accepts (`unsupported_media_type`).'],
+  UnsupportedMediaType: [
+    415,
+    "The body's Content-Type is not one this operation accepts (`unsupported_media_type`).",
+  ],
   ValidationFailed: [422, 'Well-formed input that breaks the rules (`validation_failed`, with `errors[]`).'],
-  RateLimited: [429, 'The client\'s request rate limit is exceeded (`rate_limited`); see `Retry-After`.'],
-  Internal: [500, 'A defect (`internal`); the detail is a fixed sentence, the error is logged under `request_id`.'],
+  RateLimited: [429, "The client's request rate limit is exceeded (`rate_limited`); see `Retry-After`."],
+  Internal: [
+    500,
+    'A defect (`internal`); the detail is a fixed sentence, the error is logged under `request_id`.',
+  ],
   Unavailable: [503, 'The database cannot be reached (`unavailable`); `Retry-After: 5`.'],
 };
 const byStatus = new Map(Object.entries(PROBLEM_RESPONSES).map(([name, [status]]) => [status, name]));
@@ -98,13 +107,23 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       {
         type: 'oauth2',
         description: 'Client credentials; the access token is then sent as a Bearer token.',
-        flows: { clientCredentials: { tokenUrl: TOKEN_URL, refreshUrl: TOKEN_URL, scopes: SCOPE_DESCRIPTIONS } },
+        flows: {
+          clientCredentials: { tokenUrl: TOKEN_URL, refreshUrl: TOKEN_URL, scopes: SCOPE_DESCRIPTIONS },
+        },
       },
       'oauth2',
     )
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from /oauth/token.' }, 'bearer')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'An access token from /oauth/token.',
+      },
+      'bearer',
+    )
     .addBasicAuth(
-      { type: 'http', scheme: 'basic', description: 'Client id and secret; the metric store\'s routes only.' },
+      { type: 'http', scheme: 'basic', description: "Client id and secret; the metric store's routes only." },
       'basic',
     )
     .build();
@@ -114,7 +133,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     autoTagControllers: false,
   });
   for (const controller of controllers(app))
-    for (const route of controllerRoutes(controller)) routes.set(operationId(controller.name, route.method), route);
+    for (const route of controllerRoutes(controller))
+      routes.set(operationId(controller.name, route.method), route);
   const undocumented: string[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of METHODS) {
@@ -166,7 +186,11 @@ const operationId = (controller: string, method: string): string =>
   `${controller.replace(/Controller$/, '').replace(/^./, (c) => c.toLowerCase())}_${method}`;
 
 function controllers(app: INestApplication): Type[] {
-  const container = (app as unknown as { container: { getModules(): Map<string, { controllers: Map<unknown, { metatype: Type }> }> } }).container;
+  const container = (
+    app as unknown as {
+      container: { getModules(): Map<string, { controllers: Map<unknown, { metatype: Type }> }> };
+    }
+  ).container;
   const found = new Set<Type>();
   for (const module of container.getModules().values())
     for (const wrapper of module.controllers.values()) found.add(wrapper.metatype);
@@ -177,13 +201,18 @@ function controllerRoutes(controller: Type): Route[] {
   const routes: Route[] = [];
   const prototype = controller.prototype as Record<string, unknown>;
   const names = new Set<string>();
-  for (let p: object | null = prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null)
+  for (
+    let p: object | null = prototype;
+    p && p !== Object.prototype;
+    p = Object.getPrototypeOf(p) as object | null
+  )
     for (const name of Object.getOwnPropertyNames(p)) if (name !== 'constructor') names.add(name);
   for (const name of names) {
     const handler = prototype[name];
     if (typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
     const read = <T>(key: string): T | undefined =>
-      (Reflect.getMetadata(key, handler) as T | undefined) ?? (Reflect.getMetadata(key, controller) as T | undefined);
+      (Reflect.getMetadata(key, handler) as T | undefined) ??
+      (Reflect.getMetadata(key, controller) as T | undefined);
     routes.push({
       method: name,
       public: read<boolean>(PUBLIC_ROUTE) === true,
@@ -197,8 +226,12 @@ function controllerRoutes(controller: Type): Route[] {
 }
 
 function validatedArguments(controller: Type, name: string): Route['validated'] {
-  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {}) as Record<string, { index: number }>;
-  const types = (Reflect.getMetadata('design:paramtypes', controller.prototype as object, name) ?? []) as unknown[];
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {}) as Record<
+    string,
+    { index: number }
+  >;
+  const types = (Reflect.getMetadata('design:paramtypes', controller.prototype as object, name) ??
+    []) as unknown[];
   const validated = (kind: RouteParamtypes) =>
     Object.entries(args).some(([key, arg]) => {
       const type = types[arg.index];
@@ -216,15 +249,16 @@ function finishOperation(operation: OperationObject, route: Route, path: string)
     operation.security = [];
     const open = 'No access token needed.';
     operation.description = operation.description ? `${open}\n\n${operation.description}` : open;
-  }
-  else if (route.scopes) {
+  } else if (route.scopes) {
     const scopes = route.scopes;
     operation.security = [
       { oauth2: scopes },
       { bearer: scopes },
       ...(route.basic ? [{ basic: scopes }] : []),
     ] satisfies SecurityRequirementObject[];
-    const needs = scopes.length ? `Scope: ${scopes.map((s) => `\`${s}\``).join(', ')} (or \`admin\`).` : 'Any valid access token.';
+    const needs = scopes.length
+      ? `Scope: ${scopes.map((s) => `\`${s}\``).join(', ')} (or \`admin\`).`
+      : 'Any valid access token.';
     operation.description = operation.description ? `${needs}\n\n${operation.description}` : needs;
     [401, 403, 429, 503].forEach((status) => shared.add(status));
   }
@@ -244,20 +278,34 @@ function finishOperation(operation: OperationObject, route: Route, path: string)
   }
   // Problems this operation declared itself keep their own description, with the shared content.
   for (const response of Object.values(responses))
-    if (response && 'content' in response && response.content?.[PROBLEM_TYPE]) response.content = problemContent();
+    if (response && 'content' in response && response.content?.[PROBLEM_TYPE])
+      response.content = problemContent();
   for (const [status, response] of Object.entries(responses))
-    if (response && 'description' in response && !response.description) response.description = REASONS[Number(status)] ?? status;
+    if (response && 'description' in response && !response.description)
+      response.description = REASONS[Number(status)] ?? status;
 }
 
-const OPERATION_KEYS = ['operationId', 'summary', 'description', 'tags', 'security', 'parameters', 'requestBody', 'responses'];
+const OPERATION_KEYS = [
+  'operationId',
+  'summary',
+  'description',
+  'tags',
+  'security',
+  'parameters',
+  'requestBody',
+  'responses',
+];
 
 /** An operation's fields in reading order, its responses by status. */
 function sortOperation(operation: OperationObject): OperationObject {
-  const rank = (key: string) => (OPERATION_KEYS.includes(key) ? OPERATION_KEYS.indexOf(key) : OPERATION_KEYS.length);
+  const rank = (key: string) =>
+    OPERATION_KEYS.includes(key) ? OPERATION_KEYS.indexOf(key) : OPERATION_KEYS.length;
   const sorted = Object.fromEntries(
     Object.entries(operation).sort(([a], [b]) => rank(a) - rank(b)),
   ) as unknown as OperationObject;
-  sorted.responses = Object.fromEntries(Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)));
+  sorted.responses = Object.fromEntries(
+    Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)),
+  );
   return sorted;
 }
 
@@ -271,7 +319,9 @@ function sortDocument(document: OpenAPIObject): OpenAPIObject {
         Object.fromEntries(
           Object.entries(item).map(([method, operation]) => [
             method,
-            METHODS.includes(method as (typeof METHODS)[number]) ? sortOperation(operation as OperationObject) : operation,
+            METHODS.includes(method as (typeof METHODS)[number])
+              ? sortOperation(operation as OperationObject)
+              : operation,
           ]),
         ),
       ]),
@@ -282,7 +332,9 @@ function sortDocument(document: OpenAPIObject): OpenAPIObject {
     paths,
     components: {
       ...components,
-      schemas: Object.fromEntries(Object.entries(components.schemas ?? {}).sort(([a], [b]) => a.localeCompare(b))),
+      schemas: Object.fromEntries(
+        Object.entries(components.schemas ?? {}).sort(([a], [b]) => a.localeCompare(b)),
+      ),
     },
   };
 }

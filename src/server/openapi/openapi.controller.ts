@@ -20,7 +20,12 @@ export class OpenApiController {
   @ApiDoc({
     summary: 'This OpenAPI document (JSON)',
     tag: 'Documentation',
-    responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
+    responses: {
+      200: {
+        description: 'The OpenAPI 3.1 document.',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+    },
   })
   json(): string {
     return this.document.json();
@@ -55,7 +60,8 @@ export class OpenApiController {
   @Header('Content-Security-Policy', DOCS_CONTENT_SECURITY_POLICY)
   @ApiDoc({
     summary: 'A file of the API reference',
-    description: '`swagger-ui.css`, `swagger-ui-bundle.js`, `init.js`, `favicon-32x32.png`, `favicon-16x16.png`.',
+    description:
+      '`swagger-ui.css`, `swagger-ui-bundle.js`, `init.js`, `favicon-32x32.png`, `favicon-16x16.png`.',
     tag: 'Documentation',
     responses: {
       200: {
@@ -70,7 +76,8 @@ export class OpenApiController {
     problems: { 404: 'No such file.' },
   })
   asset(@Param('file') file: string): StreamableFile {
-    if (file === 'init.js') return new StreamableFile(Buffer.from(DOCS_INIT), { type: 'text/javascript; charset=utf-8' });
+    if (file === 'init.js')
+      return new StreamableFile(Buffer.from(DOCS_INIT), { type: 'text/javascript; charset=utf-8' });
     const asset = docsAsset(file);
     if (!asset) throw new NotFoundError('The API reference has no such file.');
     return new StreamableFile(asset.body, { type: asset.type, length: asset.body.length });

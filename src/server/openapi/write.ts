@@ -30,5 +30,7 @@ export async function generateOpenApiDocument(): Promise<OpenAPIObject> {
 /** `node dist/server/openapi/write.js [--json] > docs/openapi.yaml` (npm run openapi). */
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const document = await generateOpenApiDocument();
-  process.stdout.write(process.argv.includes('--json') ? `${JSON.stringify(document, null, 2)}\n` : toYaml(document));
+  process.stdout.write(
+    process.argv.includes('--json') ? `${JSON.stringify(document, null, 2)}\n` : toYaml(document),
+  );
 }

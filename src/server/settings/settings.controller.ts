@@ -21,7 +21,8 @@ export class SettingsController {
   @RequireScopes('admin')
   @ApiDoc({
     summary: 'Change the log level',
-    description: 'Applies at once, is stored and reaches the other replicas within SETTINGS_REFRESH_INTERVAL.',
+    description:
+      'Applies at once, is stored and reaches the other replicas within SETTINGS_REFRESH_INTERVAL.',
     tag: 'Settings',
     body: 'UpdateSettingsRequest',
     responses: { 200: 'SettingsView' },

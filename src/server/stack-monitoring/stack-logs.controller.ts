@@ -33,7 +33,9 @@ export class StackLogsController {
         },
       },
     },
-    problems: { 429: 'This replica already follows as many logs as it may (`rate_limited`); see `Retry-After`.' },
+    problems: {
+      429: 'This replica already follows as many logs as it may (`rate_limited`); see `Retry-After`.',
+    },
   })
   async logs(
     @Caller() caller: Caller,

@@ -47,28 +47,44 @@ export class TunnelController {
 
   @Get('registry-url')
   @RequireScopes('tunnel:read')
-  @ApiDoc({ summary: 'The URL agents and installers should use', tag: 'Tunnel', responses: { 200: 'RegistryUrl' } })
+  @ApiDoc({
+    summary: 'The URL agents and installers should use',
+    tag: 'Tunnel',
+    responses: { 200: 'RegistryUrl' },
+  })
   registryUrl(): Promise<RegistryUrl> {
     return this.tunnel.registryUrl();
   }
 
   @Get('topology')
   @RequireScopes('tunnel:read')
-  @ApiDoc({ summary: "This machine's network topology and the recommended mode", tag: 'Tunnel', responses: { 200: 'Topology' } })
+  @ApiDoc({
+    summary: "This machine's network topology and the recommended mode",
+    tag: 'Tunnel',
+    responses: { 200: 'Topology' },
+  })
   topology(): Promise<Topology> {
     return this.tunnel.topology();
   }
 
   @Get('subdomains')
   @RequireScopes('tunnel:read')
-  @ApiDoc({ summary: "The caller's base subdomains", tag: 'Tunnel', responses: { 200: 'TunnelSubdomainList' } })
+  @ApiDoc({
+    summary: "The caller's base subdomains",
+    tag: 'Tunnel',
+    responses: { 200: 'TunnelSubdomainList' },
+  })
   subdomains(@Caller() caller: Caller): Promise<TunnelSubdomainList> {
     return this.tunnel.subdomains(caller);
   }
 
   @Get('subdomains/:baseId/services')
   @RequireScopes('tunnel:read')
-  @ApiDoc({ summary: 'The services published under a base subdomain', tag: 'Tunnel', responses: { 200: 'TunnelSubdomainServices' } })
+  @ApiDoc({
+    summary: 'The services published under a base subdomain',
+    tag: 'Tunnel',
+    responses: { 200: 'TunnelSubdomainServices' },
+  })
   subdomainServices(
     @Caller() caller: Caller,
     @Param('baseId') baseId: string,

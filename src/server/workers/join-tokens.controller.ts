@@ -13,14 +13,25 @@ export class JoinTokensController {
 
   @Post()
   @RequireScopes('workers:admin')
-  @ApiDoc({ summary: 'Create a join token', description: 'The token is shown once.', tag: 'Workers', body: 'CreateJoinTokenRequest', responses: { 201: 'CreatedJoinToken' } })
+  @ApiDoc({
+    summary: 'Create a join token',
+    description: 'The token is shown once.',
+    tag: 'Workers',
+    body: 'CreateJoinTokenRequest',
+    responses: { 201: 'CreatedJoinToken' },
+  })
   create(@Caller() caller: Caller, @Body() body: CreateJoinTokenDto): Promise<CreatedJoinToken> {
     return this.joinTokens.create(caller, body);
   }
 
   @Get()
   @RequireScopes('workers:admin')
-  @ApiDoc({ summary: 'List join tokens', tag: 'Workers', query: 'PageQuery', responses: { 200: 'JoinTokenList' } })
+  @ApiDoc({
+    summary: 'List join tokens',
+    tag: 'Workers',
+    query: 'PageQuery',
+    responses: { 200: 'JoinTokenList' },
+  })
   async list(@Caller() caller: Caller, @Query() query: PageQueryDto): Promise<JoinTokenList> {
     const page = await this.joinTokens.list(caller, query);
     return { join_tokens: page.items, next_cursor: page.next_cursor };

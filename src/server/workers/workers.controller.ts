@@ -26,7 +26,12 @@ export class WorkersController {
 
   @Get()
   @RequireScopes('orchestrator:read')
-  @ApiDoc({ summary: 'List workers', tag: 'Workers', query: 'ListWorkersQuery', responses: { 200: 'WorkerList' } })
+  @ApiDoc({
+    summary: 'List workers',
+    tag: 'Workers',
+    query: 'ListWorkersQuery',
+    responses: { 200: 'WorkerList' },
+  })
   async list(@Caller() caller: Caller, @Query() query: ListWorkersDto): Promise<WorkerList> {
     const page = await this.workers.list(caller, query);
     return { workers: page.items, next_cursor: page.next_cursor };
@@ -73,7 +78,11 @@ export class WorkersController {
   /** The latest probe results between the caller's workers. */
   @Get('connectivity')
   @RequireScopes('orchestrator:read')
-  @ApiDoc({ summary: "The latest probe results between the caller's workers", tag: 'Workers', responses: { 200: 'ConnectivityView' } })
+  @ApiDoc({
+    summary: "The latest probe results between the caller's workers",
+    tag: 'Workers',
+    responses: { 200: 'ConnectivityView' },
+  })
   connectivityMatrix(@Caller() caller: Caller): Promise<ConnectivityView> {
     return this.connectivity.matrix(caller);
   }
@@ -81,7 +90,11 @@ export class WorkersController {
   /** Asks the connected agents to probe each other now; results arrive within seconds. */
   @Post('connectivity/check')
   @RequireScopes('workers:admin')
-  @ApiDoc({ summary: 'Ask the connected agents to probe each other now', tag: 'Workers', responses: { 202: 'ConnectivityCheck' } })
+  @ApiDoc({
+    summary: 'Ask the connected agents to probe each other now',
+    tag: 'Workers',
+    responses: { 202: 'ConnectivityCheck' },
+  })
   @HttpCode(202)
   checkConnectivity(@Caller() caller: Caller): Promise<ConnectivityCheck> {
     return this.connectivity.check(caller);
@@ -109,7 +122,12 @@ export class WorkersController {
 
   @Delete(':id')
   @RequireScopes('workers:admin')
-  @ApiDoc({ summary: 'Delete a worker', description: 'Its agent is disconnected and its certificate no longer accepted.', tag: 'Workers', responses: { 204: null } })
+  @ApiDoc({
+    summary: 'Delete a worker',
+    description: 'Its agent is disconnected and its certificate no longer accepted.',
+    tag: 'Workers',
+    responses: { 204: null },
+  })
   @HttpCode(204)
   delete(@Caller() caller: Caller, @Param('id') id: string): Promise<void> {
     return this.workers.delete(caller, id);

@@ -27,11 +27,15 @@ export class IngestController {
   @Consumes('application/x-protobuf')
   @ApiDoc({
     summary: 'Prometheus remote write 1.0',
-    description: 'A snappy-compressed WriteRequest protobuf, as `remote_write` sends it. 204: the samples are committed.',
+    description:
+      'A snappy-compressed WriteRequest protobuf, as `remote_write` sends it. 204: the samples are committed.',
     tag: 'Metric store',
     body: { type: 'string', format: 'binary' },
     responses: { 204: null },
-    problems: { 400: 'The body is not a valid WriteRequest (`bad_request`).', 413: 'The body or a decoded limit is too large (`payload_too_large`).' },
+    problems: {
+      400: 'The body is not a valid WriteRequest (`bad_request`).',
+      413: 'The body or a decoded limit is too large (`payload_too_large`).',
+    },
   })
   async write(@Caller() caller: Caller, @Body() body: unknown): Promise<void> {
     const decoded = ingest(() => decodeRemoteWrite(bytesOf(body)));
@@ -49,7 +53,10 @@ export class IngestController {
     tag: 'Metric store',
     body: { type: 'string' },
     responses: { 204: null },
-    problems: { 400: 'The text is not valid exposition format (`bad_request`).', 413: 'The body or a decoded limit is too large (`payload_too_large`).' },
+    problems: {
+      400: 'The text is not valid exposition format (`bad_request`).',
+      413: 'The body or a decoded limit is too large (`payload_too_large`).',
+    },
   })
   async import(@Caller() caller: Caller, @Body() body: unknown): Promise<void> {
     const text = Buffer.from(bytesOf(body)).toString('utf8');

@@ -22,10 +22,16 @@ function promAnswers(success: ContractName): Record<number, Answer> {
   });
   return {
     200: success,
-    400: envelope('bad_data: a parameter or the query is malformed (a body that cannot be read is a problem).', true),
+    400: envelope(
+      'bad_data: a parameter or the query is malformed (a body that cannot be read is a problem).',
+      true,
+    ),
     422: envelope('execution: the query failed (too many samples or series, say).', false),
     500: envelope('internal: a defect.', true),
-    503: envelope('timeout or unavailable (the database); a problem when the guard cannot reach the database.', true),
+    503: envelope(
+      'timeout or unavailable (the database); a problem when the guard cannot reach the database.',
+      true,
+    ),
   };
 }
 

@@ -32,7 +32,11 @@ export class InstallController {
 
   @Get('install.ps1')
   @Public()
-  @ApiDoc({ summary: 'The agent installer for Windows (PowerShell)', tag: 'Install', responses: { 200: SCRIPT } })
+  @ApiDoc({
+    summary: 'The agent installer for Windows (PowerShell)',
+    tag: 'Install',
+    responses: { 200: SCRIPT },
+  })
   @Header('Content-Type', SCRIPT_TYPE)
   @Header('Cache-Control', REVALIDATE)
   installPs1(): string {
@@ -75,7 +79,9 @@ export class InstallController {
     tag: 'Tunnel',
     body: 'InstallCommandRequest',
     responses: { 200: 'InstallCommand' },
-    problems: { 503: 'The database, the agent CA or the registry URL is not ready (`unavailable`, `install_unavailable`).' },
+    problems: {
+      503: 'The database, the agent CA or the registry URL is not ready (`unavailable`, `install_unavailable`).',
+    },
   })
   @HttpCode(200)
   installCommand(@Caller() caller: Caller, @Body() body: InstallCommandDto): Promise<InstallCommand> {

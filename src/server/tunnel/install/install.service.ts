@@ -10,7 +10,6 @@ import { installCommands, InstallScripts, type InstallScriptName } from './insta
 import { hostPort } from '../providers/provider-settings.js';
 import { TunnelService } from '../tunnel.service.js';
 
-
 /** The instance cannot hand out a working command yet; nothing the caller sent is wrong. */
 export class InstallUnavailableError extends AppError {
   constructor(detail: string) {
