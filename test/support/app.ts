@@ -64,10 +64,12 @@ export async function startTestApp(
   const env = testEnv(db, options.env);
   const logs = new LogCapture();
   // Every answer is held to the OpenAPI document (openapi-check.ts); the check exists once the app does.
-  let check: OpenApiCheck | undefined;
-  const observe: RequestHandler = (req, res, next) => (check ? check.middleware(req, res, next) : next());
+  const openapi: { check?: OpenApiCheck } = {};
+  const observe: RequestHandler = (req, res, next) =>
+    openapi.check ? openapi.check.middleware(req, res, next) : next();
   const app = await startApp(new AppConfig(env), { logConsole: logs, middleware: [observe] });
-  check = openApiCheck(app);
+  const check = openApiCheck(app);
+  openapi.check = check;
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   const http = supertest(url);

@@ -13,9 +13,10 @@ import {
 import { ACCEPTS_BASIC, PUBLIC_ROUTE, REQUIRED_SCOPES } from '../auth/auth.decorators.js';
 import type { Scope } from '../auth/scopes.js';
 import { CONSUMES } from '../common/media-type.js';
+import { OAUTH_TOKEN_PATH } from '../common/problem.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../common/version.js';
-import { PROBLEM_TYPE, REASONS, problemContent } from './api-doc.js';
-import { CONTRACT_SCHEMAS } from './contract-schemas.js';
+import { REASONS, problemContent } from './api-doc.js';
+import { CONTRACT_SCHEMAS, contractRef } from './contract-schemas.js';
 import { extraPaths } from './extra-paths.js';
 
 /** Where the token endpoint is, relative to the server. */
@@ -242,7 +243,7 @@ function validatedArguments(controller: Type, name: string): Route['validated'] 
 
 /** Security from the route's scopes; the problems every route of its kind shares. */
 function finishOperation(operation: OperationObject, route: Route, path: string): void {
-  const responses = operation.responses as ResponsesObject;
+  const responses: ResponsesObject = operation.responses;
   delete responses.default;
   const shared = new Set<number>([500]);
   if (route.public) {
@@ -272,14 +273,18 @@ function finishOperation(operation: OperationObject, route: Route, path: string)
   // A path parameter names a record under the API prefixes; elsewhere the route says what it answers.
   const resource = path.startsWith('/api/v1/') || path.startsWith('/v1/');
   if (resource && parameters.some((p) => 'in' in p && p.in === 'path')) shared.add(404);
+  // The token endpoint answers every error as an RFC 6749 body (common/problem.ts).
+  const oauth = path === OAUTH_TOKEN_PATH;
   for (const status of shared) {
     const name = byStatus.get(status);
-    if (name && !responses[status]) responses[status] = { $ref: `#/components/responses/${name}` };
+    if (!name || responses[status]) continue;
+    responses[status] = oauth
+      ? {
+          description: `${PROBLEM_RESPONSES[name][1]} As an RFC 6749 error body.`,
+          content: { 'application/json': { schema: contractRef('OAuthError') } },
+        }
+      : { $ref: `#/components/responses/${name}` };
   }
-  // Problems this operation declared itself keep their own description, with the shared content.
-  for (const response of Object.values(responses))
-    if (response && 'content' in response && response.content?.[PROBLEM_TYPE])
-      response.content = problemContent();
   for (const [status, response] of Object.entries(responses))
     if (response && 'description' in response && !response.description)
       response.description = REASONS[Number(status)] ?? status;
