@@ -6,8 +6,7 @@ import { AuthService, type TokenRequestBody } from './auth.service.js';
 import { SigningKeysService } from './signing-keys.service.js';
 import { AppConfig } from '../config/config.js';
 import { authorizationServerMetadata, protectedResourceMetadata } from './oauth-metadata.js';
-import { ApiDoc } from '../openapi/api-doc.js';
-import { contractRef } from '../openapi/contract-schemas.js';
+import { ApiDoc, jsonAnswer } from '../openapi/api-doc.js';
 import type {
   AuthorizationServerMetadata,
   JsonWebKeySet,
@@ -36,19 +35,15 @@ export class OAuthController {
     body: 'TokenRequest',
     responses: {
       200: 'TokenResponse',
-      400: {
-        description: 'invalid_request, invalid_grant, invalid_scope or unsupported_grant_type.',
-        content: { 'application/json': { schema: contractRef('OAuthError') } },
-      },
-      401: {
-        description: 'invalid_client: client authentication failed.',
-        content: { 'application/json': { schema: contractRef('OAuthError') } },
-      },
-      429: {
-        description:
-          'temporarily_unavailable: too many failed attempts from this address; see `Retry-After`.',
-        content: { 'application/json': { schema: contractRef('OAuthError') } },
-      },
+      400: jsonAnswer(
+        'OAuthError',
+        'invalid_request, invalid_grant, invalid_scope or unsupported_grant_type.',
+      ),
+      401: jsonAnswer('OAuthError', 'invalid_client: client authentication failed.'),
+      429: jsonAnswer(
+        'OAuthError',
+        'temporarily_unavailable: too many failed attempts from this address; see `Retry-After`.',
+      ),
     },
   })
   token(@Body() body: unknown, @Headers('authorization') authorization?: string): Promise<TokenResponse> {

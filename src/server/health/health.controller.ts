@@ -4,8 +4,7 @@ import type { Response } from 'express';
 import { Public } from '../auth/auth.decorators.js';
 import { StartupState } from '../common/startup-state.js';
 import { DatabaseHealth } from './database.health.js';
-import { ApiDoc } from '../openapi/api-doc.js';
-import { contractRef } from '../openapi/contract-schemas.js';
+import { ApiDoc, jsonAnswer } from '../openapi/api-doc.js';
 
 /**
  * Readiness and startup probes; terminus bodies, 503 when failing. No token needed. Liveness is
@@ -29,10 +28,7 @@ export class HealthController {
       '200 while the database answers `SELECT 1` within READINESS_TIMEOUT; `details.database` holds `status` and `responseTime`.',
     responses: {
       200: 'ProbeResult',
-      503: {
-        description: 'Not ready.',
-        content: { 'application/json': { schema: contractRef('ProbeResult') } },
-      },
+      503: jsonAnswer('ProbeResult', 'Not ready.'),
     },
   })
   ready(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
@@ -47,10 +43,7 @@ export class HealthController {
       '200 once migrations are applied and every listener is up; `details.startup` holds `migrations` and `listeners`.',
     responses: {
       200: 'ProbeResult',
-      503: {
-        description: 'Still starting.',
-        content: { 'application/json': { schema: contractRef('ProbeResult') } },
-      },
+      503: jsonAnswer('ProbeResult', 'Still starting.'),
     },
   })
   started(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {

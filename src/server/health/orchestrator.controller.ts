@@ -4,8 +4,7 @@ import { Public, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import type { OrchestratorHealth, ServerInfo } from '../../contracts/api/orchestrator.js';
 import { OrchestratorHealthService } from './orchestrator-health.service.js';
-import { ApiDoc } from '../openapi/api-doc.js';
-import { contractRef } from '../openapi/contract-schemas.js';
+import { ApiDoc, jsonAnswer } from '../openapi/api-doc.js';
 
 @Controller(orchestratorPaths())
 export class OrchestratorController {
@@ -18,14 +17,8 @@ export class OrchestratorController {
     summary: 'Orchestrator health',
     tag: 'Orchestrator',
     responses: {
-      200: {
-        description: 'Healthy or degraded.',
-        content: { 'application/json': { schema: contractRef('OrchestratorHealth') } },
-      },
-      503: {
-        description: 'Unhealthy: the database is failing.',
-        content: { 'application/json': { schema: contractRef('OrchestratorHealth') } },
-      },
+      200: jsonAnswer('OrchestratorHealth', 'Healthy or degraded.'),
+      503: jsonAnswer('OrchestratorHealth', 'Unhealthy: the database is failing.'),
     },
   })
   async health(@Res({ passthrough: true }) res: Response): Promise<OrchestratorHealth> {

@@ -6,8 +6,7 @@ import { JobLogsDto } from './dto/job-logs.dto.js';
 import { ListJobsDto } from './dto/list-jobs.dto.js';
 import type { JobCleanup, JobList, JobLogPage, JobView } from '../../contracts/api/jobs.js';
 import { JobsService } from './jobs.service.js';
-import { ApiDoc } from '../openapi/api-doc.js';
-import { contractRef } from '../openapi/contract-schemas.js';
+import { ApiDoc, jsonAnswer } from '../openapi/api-doc.js';
 
 @Controller(orchestratorPaths('jobs'))
 export class JobsController {
@@ -53,14 +52,8 @@ export class JobsController {
     summary: 'Cancel a job',
     tag: 'Jobs',
     responses: {
-      200: {
-        description: 'A queued job was cancelled.',
-        content: { 'application/json': { schema: contractRef('JobView') } },
-      },
-      202: {
-        description: 'A dispatched or running job is cancelling.',
-        content: { 'application/json': { schema: contractRef('JobView') } },
-      },
+      200: jsonAnswer('JobView', 'A queued job was cancelled.'),
+      202: jsonAnswer('JobView', 'A dispatched or running job is cancelling.'),
     },
     problems: { 409: 'The job has ended; there is nothing to cancel (`conflict`).' },
   })

@@ -51,6 +51,12 @@ export const REASONS: Record<number, string> = {
 /** The media type of every problem (RFC 9457). */
 export const PROBLEM_TYPE = 'application/problem+json';
 
+/** A contract sent as JSON, with its own description (where the status alone says too little). */
+export const jsonAnswer = (name: ContractName, description: string): Answer => ({
+  description,
+  content: { 'application/json': { schema: contractRef(name) } },
+});
+
 export const problemContent = (): ContentObject => ({ [PROBLEM_TYPE]: { schema: contractRef('Problem') } });
 
 /**
