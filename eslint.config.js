@@ -38,6 +38,15 @@ export default tseslint.config(
     rules: { 'layout/program-imports': 'error' },
   },
   ...contractsBoundary(),
+  // Node scripts outside the TypeScript project (scripts/*.mjs): linted without type information.
+  {
+    files: ['scripts/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: { process: 'readonly', console: 'readonly' },
+    },
+  },
   {
     files: ['**/*.spec.ts', 'test/**/*.ts'],
     rules: {

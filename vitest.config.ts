@@ -43,6 +43,8 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, ...(pass === 'postgres' ? [] : POSTGRES_ONLY)],
           environment: 'node',
           globalSetup: ['test/support/global-setup.ts'],
+          // Every JSON answer of an in-process app is checked against the OpenAPI document.
+          setupFiles: ['test/support/openapi-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           pool: 'forks',

@@ -27,6 +27,7 @@ import { MetricStoreModule } from './metric-store/metric-store.module.js';
 import { StackMonitoringModule } from './stack-monitoring/stack-monitoring.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 import { DebugModule } from './debug/debug.module.js';
+import { OpenApiModule } from './openapi/openapi.module.js';
 
 /** Flattens class-validator's tree into the problem's `errors` array. */
 export function toFieldErrors(errors: ValidationError[], parent = ''): ProblemFieldError[] {
@@ -69,6 +70,7 @@ export class AppModule implements NestModule {
         MetricStoreModule,
         DebugModule,
         StackMonitoringModule,
+        OpenApiModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger as NestLogger } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
+import type { RequestHandler } from 'express';
 import type { Writable } from 'node:stream';
 import { AppModule } from './app.module.js';
 import { RequestContext } from './common/request-context.js';
@@ -15,6 +16,7 @@ import { installLivenessResponder } from './health/liveness.js';
 import { ServiceLogger } from './logging/service-logger.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 import { TunnelIngress } from './tunnel/ingress/tunnel-ingress.js';
+import { OpenApiDocumentService } from './openapi/openapi-document.service.js';
 import { repairDataDir } from '../contracts/private-files.js';
 
 /** What the service keeps in DATA_DIR: the entries the repair at start walks. */
@@ -23,6 +25,11 @@ const DATA_DIR_ENTRIES = ['pgdata', 'pgdata.lock', 'logs', 'secrets'] as const;
 export interface AppOptions {
   /** Where log lines go besides the rotated files (LOG_FORMAT's); stdout unless a test captures them. */
   logConsole?: Writable;
+  /**
+   * Express middleware in front of everything else: the test harness observes every answer with
+   * it (test/support/openapi-check.ts holds them to the OpenAPI document). Production passes none.
+   */
+  middleware?: RequestHandler[];
 }
 
 /** Builds the whole application exactly as production runs it; tests use this too. */
@@ -44,6 +51,7 @@ export async function createApp(
       'made files and directories in the data directory private to the service user',
     );
   app.disable('x-powered-by');
+  for (const handler of options.middleware ?? []) app.use(handler);
   const metrics = app.get(HttpMetrics);
   // Before any Nest middleware: every request gets an id and is counted, whatever happens next.
   app.use(requestIdMiddleware, securityHeadersMiddleware, metrics.middleware, RequestContext.middleware);
@@ -52,6 +60,7 @@ export async function createApp(
   installLivenessResponder(app.getHttpServer(), metrics, () => PinoLogger.root);
   // Outermost: a published service's subdomain is proxied even for paths the API also has.
   app.get(TunnelIngress).install(app.getHttpServer());
+  app.get(OpenApiDocumentService).attach(app);
   return app;
 }
 

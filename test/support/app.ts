@@ -5,6 +5,9 @@ import { startApp } from '../../src/server/bootstrap.js';
 import { AppConfig } from '../../src/server/config/config.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { LogCapture } from './log-capture.js';
+import { OpenApiDocumentService } from '../../src/server/openapi/openapi-document.service.js';
+import { OpenApiCheck, type OpenApiDocument } from './openapi-check.js';
+import type { RequestHandler } from 'express';
 
 /** The bootstrap admin every test app gets (owner `default`, scope `admin`). */
 export const ADMIN = { clientId: 'test-admin', secret: 'test-admin-secret-0123456789' };
@@ -19,6 +22,8 @@ export interface TokenPair {
 
 export interface TestApp {
   app: NestExpressApplication;
+  /** What holds this app's answers to the OpenAPI document. */
+  openapi: OpenApiCheck;
   /** Base URL of the running HTTP listener. */
   url: string;
   http: ReturnType<typeof supertest>;
@@ -58,7 +63,13 @@ export async function startTestApp(
   const db = options.db ?? (await createTestDatabase());
   const env = testEnv(db, options.env);
   const logs = new LogCapture();
-  const app = await startApp(new AppConfig(env), { logConsole: logs });
+  // Every answer is held to the OpenAPI document (openapi-check.ts); the check exists once the app does.
+  const openapi: { check?: OpenApiCheck } = {};
+  const observe: RequestHandler = (req, res, next) =>
+    openapi.check ? openapi.check.middleware(req, res, next) : next();
+  const app = await startApp(new AppConfig(env), { logConsole: logs, middleware: [observe] });
+  const check = openApiCheck(app);
+  openapi.check = check;
   const { port } = app.getHttpServer().address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   const http = supertest(url);
@@ -75,6 +86,7 @@ export async function startTestApp(
   };
   return {
     app,
+    openapi: check,
     url,
     http,
     logs,
@@ -87,6 +99,13 @@ export async function startTestApp(
       if (drop) await db.drop();
     },
   };
+}
+
+/** One check per test file: every app of this code has the same document. */
+let sharedCheck: OpenApiCheck | undefined;
+function openApiCheck(app: NestExpressApplication): OpenApiCheck {
+  sharedCheck ??= new OpenApiCheck(JSON.parse(app.get(OpenApiDocumentService).json()) as OpenApiDocument);
+  return sharedCheck;
 }
 
 /** Polls `fn` until it returns true or the time runs out. */

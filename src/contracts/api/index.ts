@@ -19,3 +19,7 @@ export type * from './orchestrator.js';
 export type * from './tunnel.js';
 export type * from './debug.js';
 export type * from './stack-logs.js';
+export type * from './prometheus.js';
+export type * from './probes.js';
+export type * from './well-known.js';
+export type * from './mcp.js';

@@ -10,6 +10,12 @@ export interface TokenRequest {
   scope?: string;
 }
 
+/** `POST /oauth/revoke` (RFC 7009), as JSON or as a form: revokes the refresh token's whole family. */
+export interface RevokeRequest {
+  token: string;
+  token_type_hint?: 'refresh_token' | 'access_token';
+}
+
 export interface TokenResponse {
   access_token: string;
   token_type: 'Bearer';

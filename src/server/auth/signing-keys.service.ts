@@ -12,11 +12,14 @@ import { withLowS } from './es256.js';
 import { AuditService } from '../audit/audit.service.js';
 import { SecretBox } from '../common/secret-box.js';
 import type { KeyRotation, KeyView } from '../../contracts/api/keys.js';
+import type { JsonWebKeySet, PublicJsonWebKey } from '../../contracts/api/well-known.js';
 import { AppConfig } from '../config/config.js';
 import { SigningKeyEntity } from './entities/signing-key.entity.js';
 import { SigningKeysRepository } from './signing-keys.repository.js';
 
 export const JWT_ALG = 'ES256';
+/** A P-256 public key as exported: what the key set publishes besides kid, alg and use. */
+type EcPublicJwk = Pick<PublicJsonWebKey, 'kty' | 'crv' | 'x' | 'y'>;
 const RELOAD_INTERVAL_MS = 30_000;
 /** A kid nobody knows triggers a reload at most this often (another replica may have rotated). */
 const UNKNOWN_KID_RELOAD_MS = 1000;
@@ -65,12 +68,12 @@ export class SigningKeysService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** The public key set: the signing key and retired keys still within their publication window. */
-  jwks(): { keys: JWK[] } {
+  jwks(): JsonWebKeySet {
     const now = Date.now();
     return {
       keys: [...this.keys.values()]
         .filter((k) => k.publishUntil === null || k.publishUntil.getTime() > now)
-        .map((k) => ({ ...k.publicJwk, kid: k.kid, alg: JWT_ALG, use: 'sig' })),
+        .map((k) => ({ ...(k.publicJwk as EcPublicJwk), kid: k.kid, alg: JWT_ALG, use: 'sig' })),
     };
   }
 

@@ -11,7 +11,7 @@ import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 import { AppError } from './app-error.js';
 
-const CONSUMES = 'media-type:consumes';
+export const CONSUMES = 'media-type:consumes';
 
 /** Declares the media types a handler accepts for its body (default: application/json). */
 export const Consumes = (...types: string[]) => applyDecorators(SetMetadata(CONSUMES, types));

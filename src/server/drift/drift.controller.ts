@@ -4,6 +4,7 @@ import { orchestratorPaths } from '../common/paths.js';
 import type { DriftResolve, DriftView } from '../../contracts/api/drift.js';
 import { DriftService } from './drift.service.js';
 import { DriftResourcesDto } from './dto/drift-resources.dto.js';
+import { ApiDoc } from '../openapi/api-doc.js';
 
 @Controller(orchestratorPaths('stacks'))
 export class DriftController {
@@ -11,6 +12,7 @@ export class DriftController {
 
   @Get(':id/drift')
   @RequireScopes('orchestrator:read')
+  @ApiDoc({ summary: "The stack's drift items", tag: 'Drift', responses: { 200: 'DriftView' } })
   get(@Caller() caller: Caller, @Param('id') id: string): Promise<DriftView> {
     return this.drift.get(caller, id);
   }
@@ -18,6 +20,12 @@ export class DriftController {
   /** 202 with the job that re-applies the desired state; 409 when nothing unignored drifted. */
   @Post(':id/drift/resolve')
   @RequireScopes('orchestrator:write')
+  @ApiDoc({
+    summary: 'Re-apply the desired state',
+    tag: 'Drift',
+    responses: { 202: 'DriftResolve' },
+    problems: { 409: 'Nothing unignored drifted, or the stack already has an unfinished job (`conflict`).' },
+  })
   @HttpCode(202)
   resolve(@Caller() caller: Caller, @Param('id') id: string): Promise<DriftResolve> {
     return this.drift.resolve(caller, id);
@@ -25,6 +33,12 @@ export class DriftController {
 
   @Post(':id/drift/ignore')
   @RequireScopes('orchestrator:write')
+  @ApiDoc({
+    summary: "Ignore services' drift",
+    tag: 'Drift',
+    body: 'DriftResourcesRequest',
+    responses: { 200: 'DriftView' },
+  })
   @HttpCode(200)
   ignore(
     @Caller() caller: Caller,
@@ -36,6 +50,12 @@ export class DriftController {
 
   @Post(':id/drift/unignore')
   @RequireScopes('orchestrator:write')
+  @ApiDoc({
+    summary: "Stop ignoring services' drift",
+    tag: 'Drift',
+    body: 'DriftResourcesRequest',
+    responses: { 200: 'DriftView' },
+  })
   @HttpCode(200)
   unignore(
     @Caller() caller: Caller,

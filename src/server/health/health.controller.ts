@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { Public } from '../auth/auth.decorators.js';
 import { StartupState } from '../common/startup-state.js';
 import { DatabaseHealth } from './database.health.js';
+import { ApiDoc, jsonAnswer } from '../openapi/api-doc.js';
 
 /**
  * Readiness and startup probes; terminus bodies, 503 when failing. No token needed. Liveness is
@@ -20,11 +21,31 @@ export class HealthController {
   ) {}
 
   @Get('ready')
+  @ApiDoc({
+    summary: 'Readiness probe',
+    tag: 'Health',
+    description:
+      '200 while the database answers `SELECT 1` within READINESS_TIMEOUT; `details.database` holds `status` and `responseTime`.',
+    responses: {
+      200: 'ProbeResult',
+      503: jsonAnswer('ProbeResult', 'Not ready.'),
+    },
+  })
   ready(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
     return this.run(res, [() => this.database.check()]);
   }
 
   @Get('startup')
+  @ApiDoc({
+    summary: 'Startup probe',
+    tag: 'Health',
+    description:
+      '200 once migrations are applied and every listener is up; `details.startup` holds `migrations` and `listeners`.',
+    responses: {
+      200: 'ProbeResult',
+      503: jsonAnswer('ProbeResult', 'Still starting.'),
+    },
+  })
   started(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
     return this.run(res, [
       () => {

@@ -26,6 +26,8 @@ import { stackTools } from './stack-tools.js';
 import { ToolRegistry } from './tool.js';
 import { tunnelTools } from './tunnel-tools.js';
 import { workerTools } from './worker-tools.js';
+import { ApiDoc, problemContent } from '../openapi/api-doc.js';
+import { contractRef } from '../openapi/contract-schemas.js';
 
 /**
  * MCP over Streamable HTTP at /mcp, stateless: every POST carries a whole exchange and is served by
@@ -67,6 +69,25 @@ export class McpController {
 
   @Post()
   @RequireScopes()
+  @ApiDoc({
+    summary: 'MCP (Streamable HTTP, stateless)',
+    description:
+      'One JSON-RPC 2.0 message per POST, answered as JSON (send `Accept: application/json, text/event-stream`). Each tool checks the scope of the HTTP route it mirrors, and tools the token may not call are not listed; docs/mcp.md lists them.',
+    tag: 'MCP',
+    body: 'JsonRpcRequest',
+    responses: {
+      200: 'JsonRpcResponse',
+      202: { description: 'A notification or response was accepted; no body.', content: {} },
+      400: {
+        description: 'Not a JSON-RPC message (a JSON-RPC error).',
+        content: { 'application/json': { schema: contractRef('JsonRpcError') }, ...problemContent() },
+      },
+      406: {
+        description: 'The client does not accept application/json and text/event-stream (a JSON-RPC error).',
+        content: { 'application/json': { schema: contractRef('JsonRpcError') } },
+      },
+    },
+  })
   async post(
     @Caller() caller: Caller,
     @Req() req: Request,
@@ -92,6 +113,12 @@ export class McpController {
   /** Stateless: there is no event stream to open and no session to end. */
   @Get()
   @RequireScopes()
+  @ApiDoc({
+    summary: 'No event stream: this endpoint is stateless',
+    tag: 'MCP',
+    responses: {},
+    problems: { 405: 'Always (`method_not_allowed`); POST each request.' },
+  })
   stream(): never {
     throw new MethodNotAllowedError(
       'This MCP endpoint is stateless: POST each request; there is no event stream.',
@@ -100,6 +127,12 @@ export class McpController {
 
   @Delete()
   @RequireScopes()
+  @ApiDoc({
+    summary: 'No session to end: this endpoint is stateless',
+    tag: 'MCP',
+    responses: {},
+    problems: { 405: 'Always (`method_not_allowed`).' },
+  })
   end(): never {
     throw new MethodNotAllowedError('This MCP endpoint is stateless: there is no session to end.');
   }

@@ -5,6 +5,8 @@ import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { orchestratorPaths } from '../common/paths.js';
 import { StackLogsDto } from './dto/stack-logs.dto.js';
 import { StackLogsService } from './stack-logs.service.js';
+import { ApiDoc } from '../openapi/api-doc.js';
+import { contractRef } from '../openapi/contract-schemas.js';
 
 @Controller(orchestratorPaths('stacks'))
 export class StackLogsController {
@@ -16,6 +18,25 @@ export class StackLogsController {
    */
   @Get(':id/logs')
   @RequireScopes('orchestrator:read')
+  @ApiDoc({
+    summary: "The stack's service output",
+    description:
+      'With `follow=true` the response stays open: one StackLogLine per line as NDJSON, or as server-sent events (`data:` lines) for a client that accepts `text/event-stream`.',
+    tag: 'Stacks',
+    query: 'StackLogsQuery',
+    responses: {
+      200: {
+        content: {
+          'application/json': { schema: contractRef('StackLogPage') },
+          'application/x-ndjson': { schema: contractRef('StackLogLine') },
+          'text/event-stream': { schema: { type: 'string' } },
+        },
+      },
+    },
+    problems: {
+      429: 'This replica already follows as many logs as it may (`rate_limited`); see `Retry-After`.',
+    },
+  })
   async logs(
     @Caller() caller: Caller,
     @Param('id') id: string,

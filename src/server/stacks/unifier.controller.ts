@@ -5,6 +5,7 @@ import { Consumes } from '../common/media-type.js';
 import { orchestratorPaths } from '../common/paths.js';
 import type { ValidationSummary } from '../../contracts/api/stacks.js';
 import { DefinitionService } from './definition/definition.service.js';
+import { ApiDoc } from '../openapi/api-doc.js';
 
 @Controller(orchestratorPaths('unifier'))
 export class UnifierController {
@@ -15,6 +16,16 @@ export class UnifierController {
   @HttpCode(200)
   @Consumes(...YAML_TYPES)
   @RequireScopes('orchestrator:read')
+  @ApiDoc({
+    summary: 'Validate a stack definition file without storing it',
+    tag: 'Stacks',
+    body: { type: 'string', description: 'The stack definition file (YAML).' },
+    responses: { 200: 'ValidationSummary' },
+    problems: {
+      400: 'An empty body or invalid YAML (`invalid_yaml`, with the position in `errors[]`), or a body that could not be read.',
+      422: 'The definition breaks the rules (`validation_failed`; `errors[]` with category, line and column).',
+    },
+  })
   validate(@Body() body: unknown): ValidationSummary {
     return this.definitions.validate(body);
   }

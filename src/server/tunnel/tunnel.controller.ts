@@ -10,6 +10,7 @@ import type {
 } from '../../contracts/api/tunnel.js';
 import { ValidateUrlDto } from './dto/validate-url.dto.js';
 import { TunnelService } from './tunnel.service.js';
+import { ApiDoc } from '../openapi/api-doc.js';
 
 /** The tunnel API (interface document part 4): under /api/v1 only. */
 @Controller('api/v1/tunnel')
@@ -18,6 +19,7 @@ export class TunnelController {
 
   @Get('status')
   @RequireScopes('tunnel:read')
+  @ApiDoc({ summary: 'Tunnel status', tag: 'Tunnel', responses: { 200: 'TunnelStatus' } })
   status(): Promise<TunnelStatus> {
     return this.tunnel.status();
   }
@@ -25,6 +27,12 @@ export class TunnelController {
   @Post('start')
   @HttpCode(200)
   @RequireScopes('tunnel:write')
+  @ApiDoc({
+    summary: 'Start the tunnel',
+    tag: 'Tunnel',
+    responses: { 200: 'TunnelStatus' },
+    problems: { 409: 'The tunnel is not configured (`conflict`, "Tunnel not configured").' },
+  })
   start(@Caller() caller: Caller): Promise<TunnelStatus> {
     return this.tunnel.start(caller);
   }
@@ -32,30 +40,51 @@ export class TunnelController {
   @Post('stop')
   @HttpCode(200)
   @RequireScopes('tunnel:write')
+  @ApiDoc({ summary: 'Stop the tunnel', tag: 'Tunnel', responses: { 200: 'TunnelStatus' } })
   stop(@Caller() caller: Caller): Promise<TunnelStatus> {
     return this.tunnel.stop(caller);
   }
 
   @Get('registry-url')
   @RequireScopes('tunnel:read')
+  @ApiDoc({
+    summary: 'The URL agents and installers should use',
+    tag: 'Tunnel',
+    responses: { 200: 'RegistryUrl' },
+  })
   registryUrl(): Promise<RegistryUrl> {
     return this.tunnel.registryUrl();
   }
 
   @Get('topology')
   @RequireScopes('tunnel:read')
+  @ApiDoc({
+    summary: "This machine's network topology and the recommended mode",
+    tag: 'Tunnel',
+    responses: { 200: 'Topology' },
+  })
   topology(): Promise<Topology> {
     return this.tunnel.topology();
   }
 
   @Get('subdomains')
   @RequireScopes('tunnel:read')
+  @ApiDoc({
+    summary: "The caller's base subdomains",
+    tag: 'Tunnel',
+    responses: { 200: 'TunnelSubdomainList' },
+  })
   subdomains(@Caller() caller: Caller): Promise<TunnelSubdomainList> {
     return this.tunnel.subdomains(caller);
   }
 
   @Get('subdomains/:baseId/services')
   @RequireScopes('tunnel:read')
+  @ApiDoc({
+    summary: 'The services published under a base subdomain',
+    tag: 'Tunnel',
+    responses: { 200: 'TunnelSubdomainServices' },
+  })
   subdomainServices(
     @Caller() caller: Caller,
     @Param('baseId') baseId: string,
@@ -66,6 +95,13 @@ export class TunnelController {
   @Post('validate-url')
   @HttpCode(200)
   @RequireScopes('tunnel:write')
+  @ApiDoc({
+    summary: 'Check a public URL (and save it as the custom URL)',
+    description: 'Without `url`, checks the current one. The checks refuse private and metadata addresses.',
+    tag: 'Tunnel',
+    body: 'ValidateUrlRequest',
+    responses: { 200: 'UrlValidation' },
+  })
   validateUrl(@Caller() caller: Caller, @Body() body: ValidateUrlDto): Promise<UrlValidation> {
     return this.tunnel.validateUrl(caller, body);
   }

@@ -8,6 +8,7 @@ import { decodeRemoteWrite } from '../remote-write.js';
 import type { SeriesSamples } from '../series.js';
 import { MetricStoreService } from '../store/metric-store.service.js';
 import { parseTextExposition } from '../text-import.js';
+import { ApiDoc } from '../../openapi/api-doc.js';
 
 /**
  * Ingestion into the metric store: Prometheus remote write 1.0 and the text exposition format
@@ -24,6 +25,18 @@ export class IngestController {
   @Post('write')
   @HttpCode(204)
   @Consumes('application/x-protobuf')
+  @ApiDoc({
+    summary: 'Prometheus remote write 1.0',
+    description:
+      'A snappy-compressed WriteRequest protobuf, as `remote_write` sends it. 204: the samples are committed.',
+    tag: 'Metric store',
+    body: { type: 'string', format: 'binary' },
+    responses: { 204: null },
+    problems: {
+      400: 'The body is not a valid WriteRequest (`bad_request`).',
+      413: 'The body or a decoded limit is too large (`payload_too_large`).',
+    },
+  })
   async write(@Caller() caller: Caller, @Body() body: unknown): Promise<void> {
     const decoded = ingest(() => decodeRemoteWrite(bytesOf(body)));
     await this.store.writeMetadata(caller.owner, decoded.metadata);
@@ -34,6 +47,17 @@ export class IngestController {
   @Post('import/prometheus')
   @HttpCode(204)
   @Consumes('text/plain', 'application/openmetrics-text')
+  @ApiDoc({
+    summary: 'Import the text exposition format',
+    description: 'Samples without a timestamp are stamped now. 204: the samples are committed.',
+    tag: 'Metric store',
+    body: { type: 'string' },
+    responses: { 204: null },
+    problems: {
+      400: 'The text is not valid exposition format (`bad_request`).',
+      413: 'The body or a decoded limit is too large (`payload_too_large`).',
+    },
+  })
   async import(@Caller() caller: Caller, @Body() body: unknown): Promise<void> {
     const text = Buffer.from(bytesOf(body)).toString('utf8');
     const parsed = ingest(() => parseTextExposition(text, Date.now()));

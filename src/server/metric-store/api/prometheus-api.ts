@@ -1,3 +1,4 @@
+import type { PromMetadataEntry, PromQueryData } from '../../../contracts/api/prometheus.js';
 import type { AppConfig } from '../../config/config.js';
 import { MetricInputError } from '../errors.js';
 import { compareLabels, isValidLabelName } from '../labels.js';
@@ -132,7 +133,7 @@ export class PrometheusApi {
   }
 
   /** `{metric: [{type, help, unit}]}` for the owner's metrics, optionally one (`metric`), at most `limit`. */
-  async metadata(form: Form): Promise<Record<string, { type: string; help: string; unit: string }[]>> {
+  async metadata(form: Form): Promise<Record<string, PromMetadataEntry[]>> {
     const rows = await this.store.metadata(this.owner, one(form, 'metric') || undefined);
     const limit = one(form, 'limit');
     const max = limit === undefined || limit === '' ? Infinity : Number(limit);
@@ -193,14 +194,8 @@ function limited<T>(form: Form, items: T[]): T[] {
   return limit === 0 ? items : items.slice(0, limit);
 }
 
-/** A point as the API writes it: seconds and the value as text. */
-export type PointJson = [number, string];
-
 /** A query's data as the API writes it (the `data` of its envelope). */
-export type QueryJson =
-  | { resultType: 'scalar' | 'string'; result: PointJson }
-  | { resultType: 'vector'; result: { metric: JsonLabels; value: PointJson }[] }
-  | { resultType: 'matrix'; result: { metric: JsonLabels; values: PointJson[] }[] };
+export type QueryJson = PromQueryData;
 
 /** A result as the API writes it: `[seconds, "value"]` points, labels as objects. */
 export function resultJson(result: QueryResult): QueryJson {

@@ -8,6 +8,32 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../../common/version.js';
 import { MetricStoreService } from '../store/metric-store.service.js';
 import { AppConfig } from '../../config/config.js';
 import { apiError, PromApiError, PrometheusApi, queryLimits, type Form } from './prometheus-api.js';
+import { ApiDoc, problemContent, type Answer } from '../../openapi/api-doc.js';
+import { contractRef, type ContractName } from '../../openapi/contract-schemas.js';
+
+/** Prometheus's envelopes: the data, or an error envelope; problems only from the guard and the body parser. */
+function promAnswers(success: ContractName): Record<number, Answer> {
+  const envelope = (description: string, problem: boolean): Answer => ({
+    description,
+    content: {
+      'application/json': { schema: contractRef('PromErrorResponse') },
+      ...(problem ? problemContent() : {}),
+    },
+  });
+  return {
+    200: success,
+    400: envelope(
+      'bad_data: a parameter or the query is malformed (a body that cannot be read is a problem).',
+      true,
+    ),
+    422: envelope('execution: the query failed (too many samples or series, say).', false),
+    500: envelope('internal: a defect.', true),
+    503: envelope(
+      'timeout or unavailable (the database); a problem when the guard cannot reach the database.',
+      true,
+    ),
+  };
+}
 
 /** The Prometheus version whose HTTP API and PromQL this store answers as. */
 export const COMPATIBLE_PROMETHEUS = '2.42.0';
@@ -30,50 +56,104 @@ export class PrometheusController {
   ) {}
 
   @Get('query')
+  @ApiDoc({
+    summary: 'Instant query',
+    tag: 'Metric store',
+    query: 'PromInstantQueryRequest',
+    responses: promAnswers('PromQueryResponse'),
+  })
   queryGet(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
     return this.answer(res, () => this.api(caller).query(form(req)));
   }
 
   @Post('query')
   @Consumes(...FORM_TYPES)
+  @ApiDoc({
+    summary: 'Instant query (form body)',
+    tag: 'Metric store',
+    body: 'PromInstantQueryRequest',
+    responses: promAnswers('PromQueryResponse'),
+  })
   queryPost(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
     return this.answer(res, () => this.api(caller).query(form(req)));
   }
 
   @Get('query_range')
+  @ApiDoc({
+    summary: 'Range query',
+    tag: 'Metric store',
+    query: 'PromRangeQueryRequest',
+    responses: promAnswers('PromQueryResponse'),
+  })
   rangeGet(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
     return this.answer(res, () => this.api(caller).queryRange(form(req)));
   }
 
   @Post('query_range')
   @Consumes(...FORM_TYPES)
+  @ApiDoc({
+    summary: 'Range query (form body)',
+    tag: 'Metric store',
+    body: 'PromRangeQueryRequest',
+    responses: promAnswers('PromQueryResponse'),
+  })
   rangePost(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
     return this.answer(res, () => this.api(caller).queryRange(form(req)));
   }
 
   @Get('series')
+  @ApiDoc({
+    summary: 'Series matching selectors',
+    tag: 'Metric store',
+    query: 'PromSeriesRequest',
+    responses: promAnswers('PromSeriesResponse'),
+  })
   seriesGet(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
     return this.answer(res, () => this.api(caller).series(form(req)));
   }
 
   @Post('series')
   @Consumes(...FORM_TYPES)
+  @ApiDoc({
+    summary: 'Series matching selectors (form body)',
+    tag: 'Metric store',
+    body: 'PromSeriesRequest',
+    responses: promAnswers('PromSeriesResponse'),
+  })
   seriesPost(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
     return this.answer(res, () => this.api(caller).series(form(req)));
   }
 
   @Get('labels')
+  @ApiDoc({
+    summary: 'Label names',
+    tag: 'Metric store',
+    query: 'PromSeriesRequest',
+    responses: promAnswers('PromStringsResponse'),
+  })
   labelsGet(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
     return this.answer(res, () => this.api(caller).labels(form(req)));
   }
 
   @Post('labels')
   @Consumes(...FORM_TYPES)
+  @ApiDoc({
+    summary: 'Label names (form body)',
+    tag: 'Metric store',
+    body: 'PromSeriesRequest',
+    responses: promAnswers('PromStringsResponse'),
+  })
   labelsPost(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
     return this.answer(res, () => this.api(caller).labels(form(req)));
   }
 
   @Get('label/:name/values')
+  @ApiDoc({
+    summary: "One label's values",
+    tag: 'Metric store',
+    query: 'PromSeriesRequest',
+    responses: promAnswers('PromStringsResponse'),
+  })
   labelValues(
     @Caller() caller: Caller,
     @Param('name') name: string,
@@ -84,11 +164,22 @@ export class PrometheusController {
   }
 
   @Get('metadata')
+  @ApiDoc({
+    summary: 'Metric metadata',
+    tag: 'Metric store',
+    query: 'PromMetadataRequest',
+    responses: promAnswers('PromMetadataResponse'),
+  })
   metadata(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
     return this.answer(res, () => this.api(caller).metadata(form(req)));
   }
 
   @Get('status/buildinfo')
+  @ApiDoc({
+    summary: 'Build information (the Prometheus version answered as)',
+    tag: 'Metric store',
+    responses: promAnswers('PromBuildInfoResponse'),
+  })
   buildinfo(@Res() res: Response): Promise<void> {
     return this.answer(res, () =>
       Promise.resolve({
@@ -105,16 +196,31 @@ export class PrometheusController {
 
   /** What Grafana asks for; this store keeps no exemplars, rules or alerts. */
   @Get('query_exemplars')
+  @ApiDoc({
+    summary: 'Exemplars (none are kept)',
+    tag: 'Metric store',
+    responses: promAnswers('PromExemplarsResponse'),
+  })
   exemplars(@Res() res: Response): Promise<void> {
     return this.answer(res, () => Promise.resolve([]));
   }
 
   @Get('rules')
+  @ApiDoc({
+    summary: 'Rules (none are kept)',
+    tag: 'Metric store',
+    responses: promAnswers('PromRulesResponse'),
+  })
   rules(@Res() res: Response): Promise<void> {
     return this.answer(res, () => Promise.resolve({ groups: [] }));
   }
 
   @Get('alerts')
+  @ApiDoc({
+    summary: 'Alerts (none are kept)',
+    tag: 'Metric store',
+    responses: promAnswers('PromAlertsResponse'),
+  })
   alerts(@Res() res: Response): Promise<void> {
     return this.answer(res, () => Promise.resolve({ alerts: [] }));
   }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { InstallCommand } from '../../../contracts/api/tunnel.js';
 import { CaService } from '../../agent-gateway/ca.service.js';
 import { AppError, ValidationFailedError } from '../../common/app-error.js';
 import type { Caller } from '../../common/request-context.js';
@@ -8,15 +9,6 @@ import { AgentBundle, type AgentBundleFile } from './agent-bundle.js';
 import { installCommands, InstallScripts, type InstallScriptName } from './install-scripts.js';
 import { hostPort } from '../providers/provider-settings.js';
 import { TunnelService } from '../tunnel.service.js';
-
-/** POST /api/v1/tunnel/install-command (CONTRACT.md, Tunnel and MCP). */
-export interface InstallCommandView {
-  linux: string;
-  windows: string;
-  registry_url: string;
-  ca_fingerprint: string;
-  expires_at: string;
-}
 
 /** The instance cannot hand out a working command yet; nothing the caller sent is wrong. */
 export class InstallUnavailableError extends AppError {
@@ -62,7 +54,7 @@ export class InstallService {
    * The commands that install an agent with `token`, which must be a live join token of the caller's
    * owner. Showing them counts no use of the token.
    */
-  async installCommand(caller: Caller, token: string): Promise<InstallCommandView> {
+  async installCommand(caller: Caller, token: string): Promise<InstallCommand> {
     // Also checked by the DTO; here for callers that are not HTTP requests. No database before it.
     if (!TOKEN_FORMAT.test(token)) throw tokenError('token must be a join token');
     const expiresAt = await this.joinTokens.liveExpiry(caller.owner, token);
