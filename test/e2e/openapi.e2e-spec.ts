@@ -163,7 +163,8 @@ describe('the OpenAPI document', () => {
       });
       await page.goto(`${t.url}/docs`);
       await page.locator('.opblock').first().waitFor();
-      expect(await page.locator('.opblock').count()).toBeGreaterThan(100);
+      // The UI renders its operations tag by tag: wait for all of them.
+      await expect.poll(() => page.locator('.opblock').count(), { timeout: 20_000 }).toBeGreaterThan(100);
       await expect(page.locator('.information-container .title').innerText()).resolves.toContain(
         'stack-orchestrator',
       );
