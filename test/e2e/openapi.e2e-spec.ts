@@ -168,7 +168,7 @@ describe('the OpenAPI document', () => {
       const ui = () =>
         page.evaluate(() => {
           const { specSelectors, errSelectors } = (
-            window as unknown as {
+            globalThis as unknown as {
               ui: {
                 specSelectors: { operations(): { size: number } };
                 errSelectors: { allErrors(): { size: number } };
