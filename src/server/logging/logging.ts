@@ -119,7 +119,8 @@ export function httpLoggingOptions(): PinoHttpOptions {
     genReqId: (req) => (req as Req).id ?? '',
     quietReqLogger: true,
     customAttributeKeys: { reqId: 'request_id', responseTime: 'duration_ms' },
-    customProps: () => ({ component: 'http' }),
+    // `component: http` goes in the response record itself, not in a child logger's bindings: a
+    // child per request (customProps) costs a redacted serialization of every binding.
     serializers: {
       req: (req: { method?: string; url?: string; remoteAddress?: string }) => ({
         method: req.method,
@@ -148,5 +149,7 @@ export function httpLoggingOptions(): PinoHttpOptions {
 
 function withDatabaseTime(req: object, value: object): object {
   const db = RequestContext.databaseTimeOf(req);
-  return db ? { ...value, db_queries: db.queries, db_ms: Math.round(db.ms) } : value;
+  return db
+    ? { component: 'http', ...value, db_queries: db.queries, db_ms: Math.round(db.ms) }
+    : { component: 'http', ...value };
 }

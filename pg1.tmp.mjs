@@ -1,0 +1,14 @@
+import { PGlite } from '@electric-sql/pglite';
+import { NodeFS } from '@electric-sql/pglite/nodefs';
+import { readFileSync } from 'node:fs';
+const rss = () => (/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status','utf8'))[1]/1024).toFixed(0);
+const opts = JSON.parse(process.argv[3] ?? '{}');
+const t0 = Date.now();
+const db = await PGlite.create({ fs: new NodeFS(process.argv[2]), ...opts });
+const t1 = Date.now();
+const r = await db.query("select name, setting, unit from pg_settings where name in ('shared_buffers','work_mem','wal_buffers','maintenance_work_mem','temp_buffers','max_connections','effective_cache_size')");
+console.log(r.rows.map(x=>`${x.name}=${x.setting}${x.unit??''}`).join(' '));
+globalThis.gc?.();
+const m = process.memoryUsage();
+console.log(`create ${t1-t0} ms; rss ${rss()} MB; heapUsed ${(m.heapUsed/2**20).toFixed(0)} external ${(m.external/2**20).toFixed(0)} arrayBuffers ${(m.arrayBuffers/2**20).toFixed(0)} wasm mem ${((db.mod.HEAPU8?.length ?? db.mod.wasmMemory?.buffer.byteLength ?? 0)/2**20).toFixed(0)} MB`);
+await db.close();
