@@ -2,6 +2,7 @@
 import { cpus, totalmem } from 'node:os';
 import { agentsBench } from './agents.mjs';
 import { dispatchBench } from './dispatch.mjs';
+import { idleMemoryBench } from './idle-memory.mjs';
 import { metricChunksBench } from './metric-chunks.mjs';
 import { promqlBench } from './promql.mjs';
 import { mcpBench } from './mcp.mjs';
@@ -16,6 +17,7 @@ const only = process.argv[2];
 const benches = {
   startup: startupBench,
   live: liveThroughputBench,
+  idle: idleMemoryBench,
   tokens: tokensBench,
   agents: agentsBench,
   dispatch: dispatchBench,

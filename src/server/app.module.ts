@@ -1,12 +1,11 @@
 import { DynamicModule, MiddlewareConsumer, Module, NestModule, ValidationPipe } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { ValidationError } from 'class-validator';
 import type { Writable } from 'node:stream';
 import { ValidationFailedError } from './common/app-error.js';
 import type { ProblemFieldError } from '../contracts/api/problem.js';
 import { bodyParser } from './common/body-parsers.js';
 import { CommonModule } from './common/common.module.js';
-import { MediaTypeInterceptor } from './common/media-type.js';
 import { ProblemFilter } from './common/problem.filter.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -74,7 +73,6 @@ export class AppModule implements NestModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemFilter },
-        { provide: APP_INTERCEPTOR, useClass: MediaTypeInterceptor },
         { provide: APP_PIPE, useValue: validationPipe },
       ],
     };

@@ -4,6 +4,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
+import { checkMediaType } from '../common/media-type.js';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { RequestContext, type Caller } from '../common/request-context.js';
 import { ACCEPTS_BASIC, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators.js';
@@ -17,6 +18,7 @@ import {
   undeclaredRoute,
 } from './auth.errors.js';
 import { TokenRejected } from './jwt.strategy.js';
+import { EXPIRED, TokenCache } from './token-cache.js';
 import { RateLimitsService } from './rate-limits.service.js';
 import { hasScope, type Scope } from './scopes.js';
 import { AppConfig } from '../config/config.js';
@@ -37,6 +39,7 @@ export class AccessGuard extends AuthGuard('jwt') {
     private readonly reflector: Reflector,
     private readonly limits: RateLimitsService,
     private readonly basic: BasicCredentials,
+    private readonly tokens: TokenCache,
     config: AppConfig,
   ) {
     super();
@@ -45,6 +48,13 @@ export class AccessGuard extends AuthGuard('jwt') {
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
+    await this.decide(context);
+    checkMediaType(this.reflector, context);
+    return true;
+  }
+
+  /** Whether the caller may call the route: throws the 401, 403 or 429 otherwise. */
+  private async decide(context: ExecutionContext): Promise<void> {
     const targets = [context.getHandler(), context.getClass()];
     const req = context.switchToHttp().getRequest<Request>();
     // Decisions are recorded at debug only; at info this costs one level check per request.
@@ -54,7 +64,7 @@ export class AccessGuard extends AuthGuard('jwt') {
       : '';
     if (this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, targets)) {
       if (debug) this.logger.debug({ route, decision: 'public' }, 'access decision');
-      return true;
+      return;
     }
     const scopes = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets);
     if (scopes === undefined) {
@@ -70,7 +80,7 @@ export class AccessGuard extends AuthGuard('jwt') {
     try {
       if (basic)
         (req as Request & { user: Caller }).user = await this.basic.caller(req.headers.authorization ?? '');
-      else await super.canActivate(context);
+      else await this.bearer(req, context);
     } catch (err) {
       if (debug)
         this.logger.debug({ route, required_scopes: scopes, decision: 'unauthenticated' }, 'access decision');
@@ -101,7 +111,21 @@ export class AccessGuard extends AuthGuard('jwt') {
       throw insufficientScope(scopes);
     }
     decided('allowed');
-    return true;
+  }
+
+  /** A token verified before (and still valid, not revoked) is taken from the cache; else passport. */
+  private async bearer(req: Request, context: ExecutionContext): Promise<void> {
+    const authorization = req.headers.authorization;
+    if (authorization === undefined) return void (await super.canActivate(context));
+    const cached = this.tokens.lookup(authorization);
+    if (cached === EXPIRED) throw invalidToken('the token has expired', this.resourceMetadata);
+    if (cached) {
+      (req as Request & { user: Caller }).user = cached;
+      return;
+    }
+    const generation = this.tokens.generation;
+    await super.canActivate(context);
+    this.tokens.store(authorization, (req as Request & { user: Caller }).user, generation);
   }
 
   /** passport's verdict: the caller, or our 401 with the reason. */

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { TokenCache } from './token-cache.js';
 import { PassportModule } from '@nestjs/passport';
 import { AccessGuard } from './access.guard.js';
 import { AuthController } from './auth.controller.js';
@@ -24,6 +25,7 @@ import { SigningKeysService } from './signing-keys.service.js';
     SigningKeysService,
     RateLimitsService,
     JwtStrategy,
+    TokenCache,
     ClientsRepository,
     RefreshTokensRepository,
     SigningKeysRepository,

@@ -24,6 +24,7 @@ import { RateLimitsService } from './rate-limits.service.js';
 import { RefreshTokensRepository } from './refresh-tokens.repository.js';
 import { hasScope, isScope, parseScopeParam } from './scopes.js';
 import { SigningKeysService } from './signing-keys.service.js';
+import { TokenCache } from './token-cache.js';
 
 const CLEANUP_INTERVAL_MS = 3_600_000;
 
@@ -44,6 +45,7 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
     private readonly audit: AuditService,
     private readonly leases: Leases,
     private readonly config: AppConfig,
+    private readonly tokens: TokenCache,
   ) {}
 
   onModuleInit(): void {
@@ -175,6 +177,7 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
   /** A used refresh token presented again: its whole family is revoked. */
   private async reused(token: RefreshTokenEntity): Promise<never> {
     const revoked = await this.refreshTokens.revokeFamily(token.familyId);
+    await this.tokens.revokeFamily(token.familyId);
     await this.audit.record({
       action: 'refresh.reuse_detected',
       outcome: 'failure',
@@ -198,6 +201,8 @@ export class AuthService implements OnModuleInit, OnModuleDestroy {
         aud: this.config.tokenAudience,
         jti,
         client_id: client.clientId,
+        // The refresh family: its revocation refuses this token too (docs/security.md).
+        sid: familyId,
         scope,
         owner: client.owner,
       },

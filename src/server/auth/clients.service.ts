@@ -13,6 +13,7 @@ import type { ListClientsDto } from './dto/list-clients.dto.js';
 import { ClientEntity } from './entities/client.entity.js';
 import { isOperator, ownerInScope } from './operator.js';
 import { RateLimitsService } from './rate-limits.service.js';
+import { TokenCache } from './token-cache.js';
 import { OPERATOR_OWNER, type Scope } from './scopes.js';
 
 /** How long a replica trusts that a client still exists and is enabled when checking a token. */
@@ -28,7 +29,12 @@ export class ClientsService implements OnApplicationBootstrap {
     private readonly limits: RateLimitsService,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
-  ) {}
+    private readonly tokens: TokenCache,
+  ) {
+    tokens.onRevoked((kind, subject) => {
+      if (kind === 'client') this.active.delete(subject);
+    });
+  }
 
   /** First start with no clients: the admin client of CONTRACT.md. */
   async onApplicationBootstrap(): Promise<void> {
@@ -110,10 +116,13 @@ export class ClientsService implements OnApplicationBootstrap {
   async isActive(clientId: string): Promise<boolean> {
     const cached = this.active.get(clientId);
     if (cached && cached.until > Date.now()) return cached.ok;
+    const generation = this.tokens.generation;
     const client = await this.repository.findForAuthentication(clientId);
     const ok = client !== null && !client.disabled;
     if (this.active.size > 10_000) this.active.clear();
-    this.active.set(clientId, { ok, until: Date.now() + ACTIVE_CACHE_MS });
+    // An answer read across a revocation is used once, not kept.
+    if (generation === this.tokens.generation)
+      this.active.set(clientId, { ok, until: Date.now() + ACTIVE_CACHE_MS });
     return ok;
   }
 
@@ -172,7 +181,7 @@ export class ClientsService implements OnApplicationBootstrap {
   /** Deletes a client {@link createInternal} made; one already gone is fine. */
   async deleteInternal(owner: string, clientId: string): Promise<void> {
     if (!(await this.repository.deleteInOwner(owner, clientId))) return;
-    this.active.delete(clientId);
+    await this.tokens.revokeClient(clientId);
     await this.audit.record({ action: 'client.deleted', owner, actor: 'system', target: clientId });
   }
 
@@ -190,7 +199,8 @@ export class ClientsService implements OnApplicationBootstrap {
     const client = await this.findManaged(caller, clientId);
     if (client.clientId === caller.clientId) throw new ConflictError('A client cannot disable itself.');
     await this.repository.setDisabled(client.owner, clientId, disabled);
-    this.active.delete(clientId);
+    if (disabled) await this.tokens.revokeClient(clientId);
+    else this.active.delete(clientId);
     await this.audit.record({
       action: 'client.updated',
       owner: client.owner,
@@ -204,7 +214,7 @@ export class ClientsService implements OnApplicationBootstrap {
     const client = await this.findManaged(caller, clientId);
     if (client.clientId === caller.clientId) throw new ConflictError('A client cannot delete itself.');
     await this.repository.deleteInOwner(client.owner, clientId);
-    this.active.delete(clientId);
+    await this.tokens.revokeClient(clientId);
     await this.audit.record({ action: 'client.deleted', owner: client.owner, target: clientId });
   }
 

@@ -8,6 +8,7 @@ import { AppConfig } from '../config/config.js';
 import { ClientsService } from './clients.service.js';
 import { isCanonicalEs256Signature } from './es256.js';
 import { JWT_ALG, SigningKeysService } from './signing-keys.service.js';
+import { CLOCK_TOLERANCE_S, TokenCache } from './token-cache.js';
 
 const ACCESS_TOKEN_TYP = /^(application\/)?at\+jwt$/i;
 
@@ -24,6 +25,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   constructor(
     keys: SigningKeysService,
     private readonly clients: ClientsService,
+    private readonly tokens: TokenCache,
     config: AppConfig,
   ) {
     super({
@@ -31,7 +33,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
       algorithms: [JWT_ALG],
       issuer: config.publicUrl,
       audience: config.tokenAudience,
-      jsonWebTokenOptions: { clockTolerance: 5 },
+      jsonWebTokenOptions: { clockTolerance: CLOCK_TOLERANCE_S },
       // jsonwebtoken 9 verifies with a KeyObject; @types/passport-jwt only knows string | Buffer.
       secretOrKeyProvider: (_req: unknown, rawJwt: string, done: (err: unknown, key?: string) => void) => {
         let header: ReturnType<typeof decodeProtectedHeader>;
@@ -70,6 +72,9 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     ) {
       throw new TokenRejected('required claims are missing');
     }
+    // Tokens issued before families were named in them carry no `sid`.
+    if (typeof payload.sid === 'string' && this.tokens.isFamilyRevoked(payload.sid))
+      throw new TokenRejected('the grant of this token was revoked');
     if (!(await this.clients.isActive(clientId)))
       throw new TokenRejected('the client no longer exists or is disabled');
     return { clientId, owner, scopes: scope.split(' ').filter(Boolean), claims: payload };

@@ -1,14 +1,6 @@
-import {
-  CallHandler,
-  ExecutionContext,
-  Injectable,
-  NestInterceptor,
-  SetMetadata,
-  applyDecorators,
-} from '@nestjs/common';
+import { ExecutionContext, SetMetadata, applyDecorators } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import type { Observable } from 'rxjs';
 import { AppError } from './app-error.js';
 
 export const CONSUMES = 'media-type:consumes';
@@ -30,32 +22,26 @@ const matches = (actual: string, accepted: string): boolean => {
 };
 
 /**
- * Refuses a request body whose Content-Type the handler does not declare with 415. Runs after the
- * guards, so an unauthenticated caller learns nothing about a route's media types.
+ * Refuses a request body whose Content-Type the handler does not declare with 415. Called by the
+ * global guard once access is decided (docs/benchmarks.md: a global interceptor puts every request
+ * through Nest's rxjs interceptor chain), so an unauthenticated caller learns nothing about a
+ * route's media types.
  */
-@Injectable()
-export class MediaTypeInterceptor implements NestInterceptor {
-  constructor(private readonly reflector: Reflector) {}
-
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() === 'http') {
-      const req = context.switchToHttp().getRequest<Request>();
-      if (BODY_METHODS.has(req.method) && hasBody(req)) {
-        const accepted = this.reflector.getAllAndOverride<string[] | undefined>(CONSUMES, [
-          context.getHandler(),
-          context.getClass(),
-        ]) ?? ['application/json'];
-        const actual = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-        if (!accepted.some((type) => matches(actual, type))) {
-          throw new AppError(
-            415,
-            'unsupported_media_type',
-            'Unsupported Media Type',
-            `This operation accepts ${accepted.join(', ')}${actual ? `, not ${actual}` : '; the request has no Content-Type'}.`,
-          );
-        }
-      }
-    }
-    return next.handle();
+export function checkMediaType(reflector: Reflector, context: ExecutionContext): void {
+  if (context.getType() !== 'http') return;
+  const req = context.switchToHttp().getRequest<Request>();
+  if (!BODY_METHODS.has(req.method) || !hasBody(req)) return;
+  const accepted = reflector.getAllAndOverride<string[] | undefined>(CONSUMES, [
+    context.getHandler(),
+    context.getClass(),
+  ]) ?? ['application/json'];
+  const actual = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (!accepted.some((type) => matches(actual, type))) {
+    throw new AppError(
+      415,
+      'unsupported_media_type',
+      'Unsupported Media Type',
+      `This operation accepts ${accepted.join(', ')}${actual ? `, not ${actual}` : '; the request has no Content-Type'}.`,
+    );
   }
 }

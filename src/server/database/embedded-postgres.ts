@@ -1,9 +1,33 @@
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../../contracts/private-files.js';
+
+/**
+ * PostgreSQL settings for the embedded database, on top of PGlite's own start parameters. PGlite's
+ * initdb writes `shared_buffers = 128MB` (plus the WAL buffers sized from it) into the WASM heap of
+ * the service's own process; one connection, a control plane's small tables and the OS page cache
+ * behind NodeFS do not need that. See docs/benchmarks.md ("Idle memory") for what each one costs.
+ */
+export const EMBEDDED_SETTINGS: Readonly<Record<string, string>> = {
+  shared_buffers: '16MB',
+  temp_buffers: '2MB',
+  max_connections: '10',
+};
 
 /**
  * The embedded database: PGlite persisted under `<dataDir>/pgdata`, served over the PostgreSQL wire
@@ -27,7 +51,14 @@ export class EmbeddedPostgres {
     try {
       const pgdata = join(dataDir, 'pgdata');
       makePrivateDir(pgdata);
-      const db = await PGlite.create({ fs: new OwnerOnlyNodeFS(pgdata) });
+      if (!existsSync(join(pgdata, 'PG_VERSION'))) await initdbInChild(pgdata);
+      const db = await PGlite.create({
+        fs: new OwnerOnlyNodeFS(pgdata),
+        startParams: [
+          ...PGlite.defaultStartParams,
+          ...Object.entries(EMBEDDED_SETTINGS).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+        ],
+      });
       const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections });
       await server.start();
       return new EmbeddedPostgres(
@@ -46,6 +77,49 @@ export class EmbeddedPostgres {
     await this.server.stop();
     await this.db.close();
     rmSync(this.lockFile, { force: true });
+  }
+}
+
+/**
+ * Creates the cluster in a child process that exits afterwards. PGlite runs initdb in a second,
+ * temporary PGlite instance whose WASM memory (about 450 MB) stays referenced after it is closed,
+ * and even from a worker thread about 160 MB of it stayed in this process's allocator; a child
+ * process gives all of it back. The child is plain JavaScript (this module also runs from
+ * TypeScript sources in the tests), so it uses PGlite's own NodeFS and the files it wrote are made
+ * owner-only afterwards; `pgdata` itself is owner-only throughout.
+ */
+async function initdbInChild(pgdata: string): Promise<void> {
+  const require = createRequire(import.meta.url);
+  const script = `const [pgdata, pglite, nodefs] = process.argv.slice(1);
+    const { PGlite } = require(pglite);
+    const { NodeFS } = require(nodefs);
+    PGlite.create({ fs: new NodeFS(pgdata) }).then((db) => db.close());`;
+  await new Promise<void>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [
+        '-e',
+        script,
+        pgdata,
+        require.resolve('@electric-sql/pglite'),
+        require.resolve('@electric-sql/pglite/nodefs'),
+      ],
+      (err, _stdout, stderr) =>
+        err
+          ? reject(new Error(`initdb of the embedded database failed: ${stderr || err.message}`))
+          : resolve(),
+    );
+  });
+  restrictTree(pgdata);
+}
+
+/** Drops group and other bits from every file and directory under `dir`. */
+function restrictTree(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) restrictTree(path);
+    const mode = statSync(path).mode & 0o7777;
+    if (mode & 0o077) chmodSync(path, mode & ~0o077);
   }
 }
 

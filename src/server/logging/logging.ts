@@ -118,8 +118,10 @@ export function httpLoggingOptions(): PinoHttpOptions {
   return {
     genReqId: (req) => (req as Req).id ?? '',
     quietReqLogger: true,
+    // One child logger per request (the request id), not three: `req` and `component` go in the
+    // response record itself (withRequestFields), serialized only when the record is written.
+    quietResLogger: true,
     customAttributeKeys: { reqId: 'request_id', responseTime: 'duration_ms' },
-    customProps: () => ({ component: 'http' }),
     serializers: {
       req: (req: { method?: string; url?: string; remoteAddress?: string }) => ({
         method: req.method,
@@ -137,16 +139,22 @@ export function httpLoggingOptions(): PinoHttpOptions {
       // Probes and scrapes arrive every few seconds: keep them out of the info stream.
       return QUIET_PATHS.test(pathOf(req as Req)) ? 'debug' : 'info';
     },
-    // Written when the response is done: how much of the request's time the database took.
-    customSuccessObject: (req, _res, value: object) => withDatabaseTime(req, value),
-    customErrorObject: (req, _res, _err, value: object) => withDatabaseTime(req, value),
+    customSuccessObject: (req, _res, value: object) => withRequestFields(req, value),
+    customErrorObject: (req, _res, _err, value: object) => withRequestFields(req, value),
     customSuccessMessage: (req, res: ServerResponse) =>
       `${req.method} ${pathOf(req as Req)} ${res.statusCode}`,
     customErrorMessage: (req, res: ServerResponse) => `${req.method} ${pathOf(req as Req)} ${res.statusCode}`,
   };
 }
 
-function withDatabaseTime(req: object, value: object): object {
+/**
+ * The response record's own fields: `component`, the request (serialized only if the record is
+ * written, where a child logger's bindings are serialized and redacted for every request) and,
+ * when the response is done, how much of the request's time the database took.
+ */
+function withRequestFields(req: object, value: object): object {
   const db = RequestContext.databaseTimeOf(req);
-  return db ? { ...value, db_queries: db.queries, db_ms: Math.round(db.ms) } : value;
+  return db
+    ? { req, component: 'http', ...value, db_queries: db.queries, db_ms: Math.round(db.ms) }
+    : { req, component: 'http', ...value };
 }

@@ -10,6 +10,7 @@ import { MetricStore1764000800000 } from './1764000800000-metric-store.js';
 import { Replicas1764000900000 } from './1764000900000-replicas.js';
 import { StackMonitoringClients1764001200000 } from './1764001200000-stack-monitoring-clients.js';
 import { StackLogs1764001300000 } from './1764001300000-stack-logs.js';
+import { AuthRevocations1764001400000 } from './1764001400000-auth-revocations.js';
 
 /** Every migration, oldest first. ESM has no directory globbing, so each is listed here. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   Replicas1764000900000,
   StackMonitoringClients1764001200000,
   StackLogs1764001300000,
+  AuthRevocations1764001400000,
 ];

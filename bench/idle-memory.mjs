@@ -1,0 +1,65 @@
+// Idle memory: RSS of a freshly started service 15 s after it is ready, nothing else running against
+// it, one row per database (embedded PGlite on a fresh data directory, then PostgreSQL on a fresh
+// database). RSS and the anonymous part come from /proc/<pid>/status and smaps_rollup.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BENCH_ADMIN, MAIN, pgAdmin, pgDatabaseUrl, spawnUntilReady, table } from './lib.mjs';
+
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 15);
+
+const kib = (text, field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+const mib = (k) => (k / 1024).toFixed(0);
+
+async function idleOnce(label, env, nodeArgs = []) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'so-bench-idle-'));
+  try {
+    const svc = await spawnUntilReady(
+      MAIN,
+      {
+        DATA_DIR: dataDir,
+        AGENT_PORT: '0',
+        BOOTSTRAP_CLIENT_ID: BENCH_ADMIN.id,
+        BOOTSTRAP_CLIENT_SECRET: BENCH_ADMIN.secret,
+        ...env,
+      },
+      '/health/ready',
+      60_000,
+      nodeArgs,
+    );
+    await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+    const pid = svc.child.pid;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const load1 = loadavg()[0].toFixed(1);
+    await svc.stop();
+    return [
+      label,
+      mib(kib(status, 'VmRSS')),
+      mib(kib(rollup, 'Anonymous')),
+      mib(kib(status, 'VmHWM')),
+      load1,
+    ];
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function idleMemoryBench() {
+  const rows = [await idleOnce('embedded (PGlite), fresh data directory', {})];
+  const name = `bench_idle_${Date.now().toString(36)}`;
+  await pgAdmin(`CREATE DATABASE ${name}`);
+  try {
+    rows.push(await idleOnce('PostgreSQL, fresh database', { DATABASE_URL: pgDatabaseUrl(name) }));
+  } finally {
+    await pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+  if (process.env.BENCH_IDLE_LIFTOFF) {
+    rows.push(await idleOnce('embedded (PGlite), node --liftoff-only', {}, ['--liftoff-only']));
+  }
+  return table(
+    `Idle memory, ${IDLE_SECONDS} s after /health/ready (aim for the embedded database: ≤ 250 MiB)`,
+    ['database', 'RSS MiB', 'anonymous MiB', 'peak RSS (VmHWM) MiB', 'load avg (1 min)'],
+    rows,
+  );
+}
