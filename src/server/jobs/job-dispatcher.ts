@@ -72,14 +72,18 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
     for (;;) {
       const connected = this.sessions.connectedIds();
       if (connected.length === 0) return;
-      // Read before the claim's transaction: on the embedded database every connection shares one
-      // backend, and a second connection's query inside the transaction would wait forever.
-      const reserved = await this.lifecycle.reservations(connected);
       // Jobs that had no worker yet: their stack learns where it runs.
       const newlyPlaced = new Set<string>();
-      const sent = await this.repository.claim(CLAIM_BATCH, connected, (jobs) => {
+      const sent = await this.repository.claim(CLAIM_BATCH, connected, async (jobs, manager) => {
         for (const job of jobs) if (job.workerId === null) newlyPlaced.add(job.id);
-        return Promise.resolve(this.decide(jobs, reserved));
+        // The reservations only matter for placing a job: a job of a placed stack goes to its
+        // worker. Read through the claim's own transaction (on the embedded database every
+        // connection shares one backend, and another connection's query would wait for it forever).
+        const reserved =
+          newlyPlaced.size > 0
+            ? await this.lifecycle.reservations(connected, manager)
+            : new Map<string, { cpu: number; memory_bytes: number }>();
+        return this.decide(jobs, reserved);
       });
       const unsent: JobEntity[] = [];
       const refused: { job: JobEntity; bytes: number }[] = [];

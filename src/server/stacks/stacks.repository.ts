@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, type EntityManager, Repository } from 'typeorm';
 import type { Cursor } from '../common/pagination.js';
 import { StackRevisionEntity } from './entities/stack-revision.entity.js';
 import type { StackStatus } from '../../contracts/api/stacks.js';
 import { StackEntity } from './entities/stack.entity.js';
+import type { FinishedStack } from './stack-publishing.js';
 
 /** Postgres unique violation on (owner, name). */
 export const isNameConflict = (err: unknown): boolean => (err as { code?: string }).code === '23505';
@@ -116,6 +117,48 @@ export class StacksRepository {
     );
   }
 
+  /**
+   * The end of a batch of provision jobs, one statement: each stack's status (`deployed` with the
+   * job's revision, or `failed`) and, with `reachedNode`, its last job. Returns the stacks found, as
+   * they were before (locked first, so the previous revision is the one this write replaced).
+   */
+  async finishProvisions(
+    rows: { stackId: string; jobId: string; succeeded: boolean; revision: number }[],
+    reachedNode: boolean,
+  ): Promise<Map<string, FinishedStack>> {
+    if (rows.length === 0) return new Map();
+    const [updated] = await this.dataSource.query<
+      [{ id: string; owner: string; name: string; deployed_revision: number | null }[], number]
+    >(
+      `WITH u AS (
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::int[]) AS u (stack_id, job_id, succeeded, revision)
+       ), old AS (
+         SELECT s.id, s.owner, s.name, s.deployed_revision FROM stacks s JOIN u ON u.stack_id = s.id FOR UPDATE OF s
+       )
+       UPDATE stacks AS s
+          SET status = CASE WHEN u.succeeded THEN 'deployed' ELSE 'failed' END,
+              deployed_revision = CASE WHEN u.succeeded THEN u.revision ELSE s.deployed_revision END,
+              last_job_id = CASE WHEN $5::boolean THEN u.job_id ELSE s.last_job_id END,
+              updated_at = now()
+         FROM u JOIN old ON old.id = u.stack_id
+        WHERE s.id = u.stack_id
+        RETURNING old.id, old.owner, old.name, old.deployed_revision`,
+      [
+        rows.map((r) => r.stackId),
+        rows.map((r) => r.jobId),
+        rows.map((r) => r.succeeded),
+        rows.map((r) => r.revision),
+        reachedNode,
+      ],
+    );
+    return new Map(
+      updated.map((r) => [
+        r.id,
+        { id: r.id, owner: r.owner, name: r.name, deployedRevision: r.deployed_revision },
+      ]),
+    );
+  }
+
   /** Sets the status a job gives its stack, unless the job already finished (its hook won). */
   async setStatusWhileActive(id: string, status: StackStatus, jobId: string): Promise<void> {
     await this.dataSource.query(
@@ -131,9 +174,12 @@ export class StacksRepository {
   }
 
   /** CPU and memory reserved by the stacks on each worker. */
-  async reservations(workerIds: string[]): Promise<Map<string, { cpu: number; memory_bytes: number }>> {
+  async reservations(
+    workerIds: string[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<Map<string, { cpu: number; memory_bytes: number }>> {
     if (workerIds.length === 0) return new Map();
-    const rows = await this.dataSource.query<{ worker_id: string; cpu: number; memory: string }[]>(
+    const rows = await manager.query<{ worker_id: string; cpu: number; memory: string }[]>(
       `SELECT worker_id, sum(reserved_cpu) AS cpu, sum(reserved_memory) AS memory
          FROM stacks WHERE worker_id = ANY($1::uuid[]) GROUP BY worker_id`,
       [workerIds],
