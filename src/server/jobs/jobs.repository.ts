@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager, In, Repository } from 'typeorm';
+import { DataSource, type EntityManager, Repository } from 'typeorm';
 import type { Cursor } from '../common/pagination.js';
 import type { AuditEventEntity } from '../audit/entities/audit-event.entity.js';
 import type { StackStatus } from '../../contracts/api/stacks.js';
@@ -39,6 +39,65 @@ export const isActiveJobConflict = (err: unknown): boolean =>
   String((err as { constraint?: string }).constraint ?? (err as Error).message).includes(
     'jobs_one_active_per_stack',
   );
+
+const SELECT_JOB = `SELECT id, owner, type, stack_id, stack_name, revision, worker_id, status, progress, attempts,
+       max_attempts, error, payload, results, timeout_ms, created_at, dispatched_at, started_at, finished_at,
+       updated_at, created_by
+  FROM jobs`;
+
+interface JobRow {
+  id: string;
+  owner: string;
+  type: JobType;
+  stack_id: string;
+  stack_name: string;
+  revision: number;
+  worker_id: string | null;
+  status: JobState;
+  progress: number;
+  attempts: number;
+  max_attempts: number;
+  error: string | null;
+  payload: JobEntity['payload'] | string;
+  results: JobEntity['results'] | string;
+  timeout_ms: number;
+  created_at: Date | string;
+  dispatched_at: Date | string | null;
+  started_at: Date | string | null;
+  finished_at: Date | string | null;
+  updated_at: Date | string;
+  created_by: string;
+}
+
+const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+const date = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
+
+/** A row of SELECT_JOB as the entity TypeORM would give. */
+function jobOf(r: JobRow): JobEntity {
+  return Object.assign(new JobEntity(), {
+    id: r.id,
+    owner: r.owner,
+    type: r.type,
+    stackId: r.stack_id,
+    stackName: r.stack_name,
+    revision: r.revision,
+    workerId: r.worker_id,
+    status: r.status,
+    progress: r.progress,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    error: r.error,
+    payload: json(r.payload),
+    results: r.results === null ? null : json(r.results),
+    timeoutMs: r.timeout_ms,
+    createdAt: new Date(r.created_at),
+    dispatchedAt: date(r.dispatched_at),
+    startedAt: date(r.started_at),
+    finishedAt: date(r.finished_at),
+    updatedAt: new Date(r.updated_at),
+    createdBy: r.created_by,
+  });
+}
 
 @Injectable()
 export class JobsRepository {
@@ -125,13 +184,18 @@ export class JobsRepository {
   }
 
   /** Unscoped: agents name jobs by id only, and a job is only ever sent to its own worker. */
-  findById(id: string): Promise<JobEntity | null> {
-    return this.repo.findOneBy({ id });
+  async findById(id: string): Promise<JobEntity | null> {
+    const rows = await this.dataSource.query<JobRow[]>(`${SELECT_JOB} WHERE id = $1`, [id]);
+    return rows.length ? jobOf(rows[0]) : null;
   }
 
-  findByIds(ids: string[]): Promise<JobEntity[]> {
-    if (ids.length === 0) return Promise.resolve([]);
-    return this.repo.findBy({ id: In([...new Set(ids)]) });
+  /** A batch of jobs in one plain statement (the agents' final events read theirs so). */
+  async findByIds(ids: string[]): Promise<JobEntity[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.dataSource.query<JobRow[]>(`${SELECT_JOB} WHERE id = ANY($1::uuid[])`, [
+      [...new Set(ids)],
+    ]);
+    return rows.map(jobOf);
   }
 
   listInOwner(owner: string, filter: JobFilter, limit: number, after?: Cursor): Promise<JobEntity[]> {
@@ -235,15 +299,13 @@ export class JobsRepository {
     ) => Promise<Map<string, { workerId: string } | { reason: string }>>,
   ): Promise<JobEntity[]> {
     return this.dataSource.transaction(async (manager) => {
-      const queued = await manager
-        .createQueryBuilder(JobEntity, 'j')
-        .where('j.status = :status', { status: 'queued' })
-        .andWhere('(j.worker_id IS NULL OR j.worker_id = ANY(:workers))', { workers: connectedWorkers })
-        .orderBy('j.created_at', 'ASC')
-        .limit(limit)
-        .setLock('pessimistic_write')
-        .setOnLocked('skip_locked')
-        .getMany();
+      const queued = (
+        await manager.query<JobRow[]>(
+          `${SELECT_JOB} WHERE status = 'queued' AND (worker_id IS NULL OR worker_id = ANY($1::uuid[]))
+            ORDER BY created_at ASC LIMIT $2 FOR UPDATE SKIP LOCKED`,
+          [connectedWorkers, limit],
+        )
+      ).map(jobOf);
       if (queued.length === 0) return [];
       const decisions = await decide(queued, manager);
       const placed: JobEntity[] = [];

@@ -9,6 +9,50 @@ import type { FinishedStack } from './stack-publishing.js';
 /** Postgres unique violation on (owner, name). */
 export const isNameConflict = (err: unknown): boolean => (err as { code?: string }).code === '23505';
 
+const SELECT_STACK = `SELECT id, owner, name, status, revision, deployed_revision, worker_id, reserved_cpu,
+       reserved_memory, last_job_id, drift_ignores, drift_status, drift_checked_at, created_at, updated_at
+  FROM stacks`;
+
+interface StackRow {
+  id: string;
+  owner: string;
+  name: string;
+  status: StackEntity['status'];
+  revision: number;
+  deployed_revision: number | null;
+  worker_id: string | null;
+  reserved_cpu: number | string;
+  reserved_memory: number | string | null;
+  last_job_id: string | null;
+  drift_ignores: string[] | string;
+  drift_status: StackEntity['driftStatus'];
+  drift_checked_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+/** A row of SELECT_STACK as the entity TypeORM would give (bigint and numeric as numbers). */
+function stackOf(r: StackRow): StackEntity {
+  return Object.assign(new StackEntity(), {
+    id: r.id,
+    owner: r.owner,
+    name: r.name,
+    status: r.status,
+    revision: Number(r.revision),
+    deployedRevision: r.deployed_revision === null ? null : Number(r.deployed_revision),
+    workerId: r.worker_id,
+    reservedCpu: Number(r.reserved_cpu),
+    reservedMemory: Number(r.reserved_memory ?? 0),
+    lastJobId: r.last_job_id,
+    driftIgnores:
+      typeof r.drift_ignores === 'string' ? (JSON.parse(r.drift_ignores) as string[]) : r.drift_ignores,
+    driftStatus: r.drift_status,
+    driftCheckedAt: r.drift_checked_at === null ? null : new Date(r.drift_checked_at),
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+  });
+}
+
 @Injectable()
 export class StacksRepository {
   private readonly stacks: Repository<StackEntity>;
@@ -41,12 +85,18 @@ export class StacksRepository {
     });
   }
 
-  findInOwner(owner: string, id: string): Promise<StackEntity | null> {
-    return this.stacks.findOneBy({ owner, id });
+  // The two reads of every stack request and job end: plain statements (no query building).
+  async findInOwner(owner: string, id: string): Promise<StackEntity | null> {
+    const rows = await this.dataSource.query<StackRow[]>(`${SELECT_STACK} WHERE id = $1 AND owner = $2`, [
+      id,
+      owner,
+    ]);
+    return rows.length ? stackOf(rows[0]) : null;
   }
 
-  findById(id: string): Promise<StackEntity | null> {
-    return this.stacks.findOneBy({ id });
+  async findById(id: string): Promise<StackEntity | null> {
+    const rows = await this.dataSource.query<StackRow[]>(`${SELECT_STACK} WHERE id = $1`, [id]);
+    return rows.length ? stackOf(rows[0]) : null;
   }
 
   listInOwner(owner: string, limit: number, after?: Cursor): Promise<StackEntity[]> {
