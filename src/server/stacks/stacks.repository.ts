@@ -5,13 +5,15 @@ import { StackRevisionEntity } from './entities/stack-revision.entity.js';
 import type { StackStatus } from '../../contracts/api/stacks.js';
 import { StackEntity } from './entities/stack.entity.js';
 import type { FinishedStack } from './stack-publishing.js';
+import type { StackDefinition } from './definition/definition.types.js';
 
 /** Postgres unique violation on (owner, name). */
 export const isNameConflict = (err: unknown): boolean => (err as { code?: string }).code === '23505';
 
-const SELECT_STACK = `SELECT id, owner, name, status, revision, deployed_revision, worker_id, reserved_cpu,
-       reserved_memory, last_job_id, drift_ignores, drift_status, drift_checked_at, created_at, updated_at
-  FROM stacks`;
+const STACK_COLUMNS = `s.id, s.owner, s.name, s.status, s.revision, s.deployed_revision, s.worker_id, s.reserved_cpu,
+       s.reserved_memory, s.last_job_id, s.drift_ignores, s.drift_status, s.drift_checked_at, s.created_at,
+       s.updated_at`;
+const SELECT_STACK = `SELECT ${STACK_COLUMNS} FROM stacks s`;
 
 interface StackRow {
   id: string;
@@ -87,15 +89,34 @@ export class StacksRepository {
 
   // The two reads of every stack request and job end: plain statements (no query building).
   async findInOwner(owner: string, id: string): Promise<StackEntity | null> {
-    const rows = await this.dataSource.query<StackRow[]>(`${SELECT_STACK} WHERE id = $1 AND owner = $2`, [
+    const rows = await this.dataSource.query<StackRow[]>(`${SELECT_STACK} WHERE s.id = $1 AND s.owner = $2`, [
       id,
       owner,
     ]);
     return rows.length ? stackOf(rows[0]) : null;
   }
 
+  /** The owner's stack with the definition of its current revision, in one statement (a deploy). */
+  async findInOwnerWithDefinition(
+    owner: string,
+    id: string,
+  ): Promise<{ stack: StackEntity; definition: StackDefinition | null } | null> {
+    const rows = await this.dataSource.query<(StackRow & { definition: StackDefinition | string | null })[]>(
+      `SELECT ${STACK_COLUMNS}, r.definition
+         FROM stacks s LEFT JOIN stack_revisions r ON r.stack_id = s.id AND r.revision = s.revision
+        WHERE s.id = $1 AND s.owner = $2`,
+      [id, owner],
+    );
+    if (!rows.length) return null;
+    const { definition } = rows[0];
+    return {
+      stack: stackOf(rows[0]),
+      definition: typeof definition === 'string' ? (JSON.parse(definition) as StackDefinition) : definition,
+    };
+  }
+
   async findById(id: string): Promise<StackEntity | null> {
-    const rows = await this.dataSource.query<StackRow[]>(`${SELECT_STACK} WHERE id = $1`, [id]);
+    const rows = await this.dataSource.query<StackRow[]>(`${SELECT_STACK} WHERE s.id = $1`, [id]);
     return rows.length ? stackOf(rows[0]) : null;
   }
 

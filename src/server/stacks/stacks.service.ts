@@ -198,9 +198,11 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
    * they are on the node; `replace` names services to replace even when their digest matches.
    */
   async deploy(caller: Caller, id: string, replace: string[] = []): Promise<JobView> {
-    const stack = await this.owned(caller, id);
+    // The stack and its current definition in one read; the job and the rest in one write.
+    const found = isUuid(id) ? await this.repository.findInOwnerWithDefinition(caller.owner, id) : null;
+    if (!found) throw stackNotFound(id);
+    const { stack, definition } = found;
     if (stack.status === 'destroying') throw stackBeingDestroyed(id);
-    const definition = await this.definitionAt(stack.id, stack.revision);
     if (!definition) throw stackNotFound(stack.id);
     const payload = provisionPayload(definition, stack.revision);
     const renewed = await this.withMonitoring(stack, definition, payload);
@@ -208,7 +210,6 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     payload.command.replace = [...new Set([...replace, ...renewed])].filter(
       (name) => !stack.driftIgnores.includes(name),
     );
-    // The job, the stack's status and the audit row in one statement (JobsRepository.insert).
     const jobId = randomUUID();
     const job = await this.jobs.create(
       {
