@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager, Repository } from 'typeorm';
 import type { Cursor } from '../common/pagination.js';
+import { dateOrNull, dateValue, jsonValue } from '../database/row-values.js';
 import type { AuditEventEntity } from '../audit/entities/audit-event.entity.js';
 import type { StackStatus } from '../../contracts/api/stacks.js';
 import { JobEntity } from './entities/job.entity.js';
@@ -69,9 +70,6 @@ interface JobRow {
   created_by: string;
 }
 
-const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
-const date = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
-
 /** A row of SELECT_JOB as the entity TypeORM would give. */
 function jobOf(r: JobRow): JobEntity {
   return Object.assign(new JobEntity(), {
@@ -87,14 +85,14 @@ function jobOf(r: JobRow): JobEntity {
     attempts: r.attempts,
     maxAttempts: r.max_attempts,
     error: r.error,
-    payload: json(r.payload),
-    results: r.results === null ? null : json(r.results),
+    payload: jsonValue(r.payload),
+    results: r.results === null ? null : jsonValue(r.results),
     timeoutMs: r.timeout_ms,
-    createdAt: new Date(r.created_at),
-    dispatchedAt: date(r.dispatched_at),
-    startedAt: date(r.started_at),
-    finishedAt: date(r.finished_at),
-    updatedAt: new Date(r.updated_at),
+    createdAt: dateValue(r.created_at),
+    dispatchedAt: dateOrNull(r.dispatched_at),
+    startedAt: dateOrNull(r.started_at),
+    finishedAt: dateOrNull(r.finished_at),
+    updatedAt: dateValue(r.updated_at),
     createdBy: r.created_by,
   });
 }

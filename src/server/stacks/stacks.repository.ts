@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager, Repository } from 'typeorm';
 import type { Cursor } from '../common/pagination.js';
+import { dateOrNull, dateValue, jsonValue } from '../database/row-values.js';
 import { StackRevisionEntity } from './entities/stack-revision.entity.js';
 import type { StackStatus } from '../../contracts/api/stacks.js';
 import { StackEntity } from './entities/stack.entity.js';
@@ -46,12 +47,11 @@ function stackOf(r: StackRow): StackEntity {
     reservedCpu: Number(r.reserved_cpu),
     reservedMemory: Number(r.reserved_memory ?? 0),
     lastJobId: r.last_job_id,
-    driftIgnores:
-      typeof r.drift_ignores === 'string' ? (JSON.parse(r.drift_ignores) as string[]) : r.drift_ignores,
+    driftIgnores: jsonValue(r.drift_ignores),
     driftStatus: r.drift_status,
-    driftCheckedAt: r.drift_checked_at === null ? null : new Date(r.drift_checked_at),
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
+    driftCheckedAt: dateOrNull(r.drift_checked_at),
+    createdAt: dateValue(r.created_at),
+    updatedAt: dateValue(r.updated_at),
   });
 }
 
@@ -111,7 +111,7 @@ export class StacksRepository {
     const { definition } = rows[0];
     return {
       stack: stackOf(rows[0]),
-      definition: typeof definition === 'string' ? (JSON.parse(definition) as StackDefinition) : definition,
+      definition: definition === null ? null : jsonValue(definition),
     };
   }
 
