@@ -114,13 +114,15 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
     const rows: (Parameters<JobsRepository['finishMany']>[0][number] & { result: AgentResult })[] = [];
     const single: AgentResult[] = [];
     const noMove: JobEntity[] = [];
+    const taken = new Set<string>();
     for (const result of batch) {
       const job = jobs.get(result.event.job_id);
       if (!job || job.workerId !== result.workerId) continue;
-      if (rows.some((r) => r.job.id === job.id)) {
+      if (taken.has(job.id)) {
         single.push(result);
         continue;
       }
+      taken.add(job.id);
       const phase = result.event.phase as 'succeeded' | 'failed' | 'cancelled';
       const to = nextJobState(job.status, { type: phase });
       if (to === null) noMove.push(job);

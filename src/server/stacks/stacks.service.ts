@@ -391,7 +391,8 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
       const stack = previous.get(job.stackId);
       if (stack && job.status === 'succeeded') await this.publishing.finished(job, stack);
     }
-    for (const job of jobs) if (!batch.includes(job)) await this.finished(job, reachedNode);
+    const batched = new Set(batch);
+    for (const job of jobs) if (!batched.has(job)) await this.finished(job, reachedNode);
   }
 
   // ---- lookups (drift reads them too, through stacks-for-drift.ts) ----
