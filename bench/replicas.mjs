@@ -58,6 +58,10 @@ const JOBS = Number(env.BENCH_REPLICAS_JOBS ?? 600);
 const CONCURRENCY = Number(env.BENCH_REPLICAS_CONCURRENCY ?? 32);
 const HEARTBEAT = env.BENCH_REPLICAS_HEARTBEAT ?? '2s';
 const HEARTBEAT_MS = Number.parseFloat(HEARTBEAT) * (HEARTBEAT.endsWith('ms') ? 1 : 1000);
+/** Redeploy runs after the placement run (each deploys every stack once). */
+const REDEPLOYS = Number(env.BENCH_REPLICAS_REDEPLOYS ?? 1);
+/** 0 skips the SIGKILL step (a dispatch-only run: BENCH_REPLICAS_FAILOVER=0). */
+const FAILOVER = env.BENCH_REPLICAS_FAILOVER !== '0';
 /** Seconds of the heartbeat window. */
 const HOLD_S = Number(env.BENCH_REPLICAS_HOLD_S ?? 15);
 /** After a kill, workers are watched through a survivor this long (past 3 missed heartbeats). */
@@ -442,8 +446,9 @@ async function benchCount(count) {
     );
     log(`${count} replica(s): ${JOBS} stacks created in ${s.seconds.toFixed(1)} s`);
     ctx.stacks = s.ids;
-    const runs = [await deployRun(ctx, 'first deploy (placement)'), await deployRun(ctx, 'redeploy')];
-    const fail = count >= 2 ? await failover(ctx) : undefined;
+    const runs = [await deployRun(ctx, 'first deploy (placement)')];
+    for (let i = 0; i < REDEPLOYS; i++) runs.push(await deployRun(ctx, 'redeploy'));
+    const fail = count >= 2 && FAILOVER ? await failover(ctx) : undefined;
     return { count, enrollSeconds, stackSeconds: s.seconds, held, runs, fail };
   } finally {
     await agents?.stop();
@@ -506,6 +511,7 @@ function report(all, startLoad) {
       'deploys to a replica without the agent',
       'service CPU % (sum)',
       'PG CPU %',
+      'CPU ms per job: services / PG / agents + bench',
       'others CPU %, loadavg',
     ],
     all.flatMap(({ count, runs }) =>
@@ -522,6 +528,10 @@ function report(all, startLoad) {
         `${(r.crossed * 100).toFixed(0)} %`,
         pct(r.cpu.services),
         pct(r.cpu.pg),
+        [r.cpu.services, r.cpu.pg, r.cpu.agents + r.cpu.own]
+          .map((p) => ((p / 100) * r.cpu.seconds * 1000) / Math.max(1, r.accepted))
+          .map((v) => v.toFixed(2))
+          .join(' / '),
         `${pct(r.cpu.other)}, ${r.load1.toFixed(2)}`,
       ]),
     ),
@@ -569,7 +579,7 @@ function report(all, startLoad) {
     '',
     agentsTable,
     jobsTable,
-    failTable,
+    fails.length ? failTable : '',
     `${setup} HEARTBEAT_INTERVAL=${HEARTBEAT}: a worker silent for three intervals turns unreachable. ` +
       'CPU in % of one core; "others": processes other than the replicas, their PostgreSQL backends, the agents and the bench.',
     '',

@@ -40,6 +40,16 @@ ${options.secretRef ? `      SECRET_VALUE: "\${${options.secretRef}}"\n` : ''}  
 ${options.zone ? `    placement:\n      labels:\n        zone: ${options.zone}\n` : ''}`;
 }
 
+interface AuditBody {
+  action: string;
+  outcome: string;
+  owner: string | null;
+  actor: string | null;
+  target: string | null;
+  request_id: string | null;
+  details: Record<string, unknown>;
+}
+
 describe('stacks deployed by jobs to a real process-driver agent', () => {
   let t: TestApp;
   let api: ReturnType<typeof orchestrator>;
@@ -206,6 +216,36 @@ describe('stacks deployed by jobs to a real process-driver agent', () => {
       const res = await api.get(`/jobs/${queued.id}`);
       return res.body.status === 'queued' && String(res.body.error).includes('label zone=nowhere missing');
     });
+    // The job, the stack's status and the audit row were stored together (one statement).
+    expect((await api.get(`/stacks/${stackId}`)).body.status).toBe('deploying');
+    const deployAudit = async () =>
+      ((await api.get('/audit?action=stack.deploy_requested&limit=200')).body.events as AuditBody[]).filter(
+        (e) => e.target === stackId,
+      );
+    const [requested, ...more] = await deployAudit();
+    expect(more).toEqual([]);
+    expect(requested).toMatchObject({
+      action: 'stack.deploy_requested',
+      outcome: 'success',
+      target: stackId,
+      details: { job_id: queued.id, revision: 1 },
+    });
+    expect(requested.actor).toBeTruthy();
+    expect(requested.owner).toBeTruthy();
+    expect(requested.request_id).toBeTruthy();
+    expect(
+      t.logs
+        .records()
+        .filter((r) => r.component === 'audit' && r.audit_action === 'stack.deploy_requested')
+        .some((r) => r.target === stackId),
+    ).toBe(true);
+    // A second deploy while the job is unfinished: 409, and neither an audit row nor a second job.
+    const second = await api.post(`/stacks/${stackId}/deploy`);
+    expect(second.status, JSON.stringify(second.body)).toBe(409);
+    expect((await deployAudit()).map((e) => e.details)).toEqual([{ job_id: queued.id, revision: 1 }]);
+    expect(((await api.get(`/jobs?stack_id=${stackId}`)).body.jobs as JobBody[]).map((j) => j.id)).toEqual([
+      queued.id,
+    ]);
     // The stack has an unfinished job: it cannot be deleted under it.
     const busy = await api.delete(`/stacks/${stackId}`);
     expect(busy.status, JSON.stringify(busy.body)).toBe(409);

@@ -63,8 +63,18 @@ export class AuditService {
   constructor(private readonly repository: AuditRepository) {}
 
   async record(input: AuditInput): Promise<void> {
+    const event = this.event(input);
+    this.logRecord(event);
+    await this.repository.insert(event);
+  }
+
+  /**
+   * The row `record` would store, for a caller that stores it in a statement of its own (with the
+   * change it records); it calls {@link logRecord} once that statement succeeded.
+   */
+  event(input: AuditInput): AuditEventEntity {
     const caller = RequestContext.caller();
-    const event = Object.assign(new AuditEventEntity(), {
+    return Object.assign(new AuditEventEntity(), {
       id: randomUUID(),
       at: new Date(),
       action: input.action,
@@ -76,6 +86,10 @@ export class AuditService {
       requestId: RequestContext.requestId() ?? null,
       details: input.details ?? {},
     });
+  }
+
+  /** The log record (`component: audit`) of an event. */
+  logRecord(event: AuditEventEntity): void {
     const view = toView(event);
     this.logger.log(
       {
@@ -88,7 +102,6 @@ export class AuditService {
       },
       `audit ${view.action} ${view.outcome}`,
     );
-    await this.repository.insert(event);
   }
 
   /** Newest first: the caller's owner's events, or every owner's for the operator. */

@@ -9,7 +9,8 @@ import { JobDispatcher } from './job-dispatcher.js';
 import { printable } from '../common/printable.js';
 import { JobEventWriter, type AgentResult } from './job-event-writer.js';
 import { JobLifecycle } from './job-lifecycle.js';
-import { JobsRepository } from './jobs.repository.js';
+import { JobsRepository, type JobPatch } from './jobs.repository.js';
+import { nextJobState } from './job-state.js';
 
 /**
  * What agents say about their jobs (the jobs feature's AgentWorkHandler): job events go to the
@@ -100,50 +101,103 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
     this.dispatcher.wake();
   }
 
-  /** Results of a write batch: the jobs read in one statement, then each moved on its own. */
+  /**
+   * Results of a write batch: the jobs read in one statement, moved in one (`finishMany`), and their
+   * bookkeeping done together (`JobLifecycle.finishedMany`). An event the batch cannot take (a job
+   * that moved since it was read, a second event for the same job) takes the single-job path.
+   */
   private async recordResults(batch: AgentResult[]): Promise<void> {
     if (batch.length === 0) return;
     const jobs = new Map(
       (await this.repository.findByIds(batch.map((b) => b.event.job_id))).map((j) => [j.id, j]),
     );
-    for (const { workerId, event } of batch) {
+    const rows: (Parameters<JobsRepository['finishMany']>[0][number] & { result: AgentResult })[] = [];
+    const single: AgentResult[] = [];
+    const noMove: JobEntity[] = [];
+    const taken = new Set<string>();
+    for (const result of batch) {
+      const job = jobs.get(result.event.job_id);
+      if (!job || job.workerId !== result.workerId) continue;
+      if (taken.has(job.id)) {
+        single.push(result);
+        continue;
+      }
+      taken.add(job.id);
+      const phase = result.event.phase as 'succeeded' | 'failed' | 'cancelled';
+      const to = nextJobState(job.status, { type: phase });
+      if (to === null) noMove.push(job);
+      else rows.push({ job, to, patch: finalPatch(result.event, job), result });
+    }
+    let moved: Awaited<ReturnType<JobsRepository['finishMany']>> = [];
+    try {
+      moved = await this.repository.finishMany(rows);
+    } catch (err) {
+      // Each then on its own, so that one the database refuses loses no other.
+      this.logger.warn({ err, results: rows.length }, 'job results not written together');
+    }
+    for (const { job, from } of moved)
+      this.lifecycle.logTransition(job, from, job.status as 'succeeded' | 'failed' | 'cancelled');
+    try {
+      await this.lifecycle.finishedMany(moved, true);
+    } catch (err) {
+      this.logger.warn({ err, results: moved.length }, 'job results not recorded');
+    }
+    // The node reflects a job whose final event did not move it (it had ended already).
+    for (const job of noMove) {
       try {
-        await this.agentFinished(workerId, event, jobs.get(event.job_id));
+        await this.lifecycle.reachedNode(job);
+      } catch (err) {
+        this.logger.warn({ err, job_id: job.id }, 'job result not recorded');
+      }
+    }
+    // Jobs that moved since they were read: read again, as a single transition would.
+    const movedIds = new Set(moved.map((m) => m.job.id));
+    const raced = rows.filter((r) => !movedIds.has(r.job.id)).map((r) => r.result);
+    for (const { workerId, event } of [...raced, ...single]) {
+      try {
+        await this.agentFinished(workerId, event);
       } catch (err) {
         this.logger.warn({ err, job_id: event.job_id, worker_id: workerId }, 'job result not recorded');
       }
     }
   }
 
-  private async agentFinished(
-    workerId: string,
-    event: JobEventMsg,
-    job: JobEntity | undefined,
-  ): Promise<void> {
+  /** One final event on its own: the job read again and moved if the event still applies. */
+  private async agentFinished(workerId: string, event: JobEventMsg): Promise<void> {
+    const job = await this.repository.findById(event.job_id);
     if (!job || job.workerId !== workerId) return;
-    const results = (event.results ?? []).slice(0, 500).map((r) => ({
-      name: printable(String(r.name)).slice(0, 63),
-      action: printable(String(r.action)).slice(0, 32),
-      ok: r.ok === true,
-      error: r.error ? printable(String(r.error)).slice(0, MAX_JOB_ERROR_CHARS) : null,
-    }));
     const phase = event.phase as 'succeeded' | 'failed' | 'cancelled';
     const moved = await this.lifecycle.transition(
       job.id,
       { type: phase },
-      {
-        results,
-        error:
-          phase === 'failed'
-            ? printable(String(event.error || 'failed on the worker')).slice(0, MAX_JOB_ERROR_CHARS)
-            : null,
-        progress: phase === 'succeeded' ? 100 : job.progress,
-        finishedAt: new Date(),
-      },
+      finalPatch(event, job),
       undefined,
       job,
     );
     if (moved) await this.lifecycle.finished(moved.job, moved.from, true);
     else await this.lifecycle.reachedNode(job);
   }
+}
+
+/** What a final event stores on its job. */
+function finalPatch(
+  event: JobEventMsg,
+  job: JobEntity,
+): Required<Pick<JobPatch, 'results' | 'error' | 'progress' | 'finishedAt'>> {
+  const results = (event.results ?? []).slice(0, 500).map((r) => ({
+    name: printable(String(r.name)).slice(0, 63),
+    action: printable(String(r.action)).slice(0, 32),
+    ok: r.ok === true,
+    error: r.error ? printable(String(r.error)).slice(0, MAX_JOB_ERROR_CHARS) : null,
+  }));
+  const phase = event.phase as 'succeeded' | 'failed' | 'cancelled';
+  return {
+    results,
+    error:
+      phase === 'failed'
+        ? printable(String(event.error || 'failed on the worker')).slice(0, MAX_JOB_ERROR_CHARS)
+        : null,
+    progress: phase === 'succeeded' ? 100 : job.progress,
+    finishedAt: new Date(),
+  };
 }

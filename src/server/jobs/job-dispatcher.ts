@@ -14,6 +14,8 @@ import { place, type PlacementCandidate } from './placement.js';
 const CLAIM_BATCH = 200;
 /** The dispatcher looks at the queue this often even when nothing woke it (other replicas' jobs). */
 export const POLL_MS = 250;
+/** Between back-to-back rounds (under load), so that each takes more than one job. */
+const ROUND_GAP_MS = 5;
 
 /**
  * The dispatcher: takes queued jobs this replica can send, places those without a worker, and sends
@@ -27,6 +29,8 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
   private dispatching = false;
   /** A wake arrived during a round: run another one after it. */
   private roundRequested = false;
+  /** The gap before a round asked for during the previous one. */
+  private gap: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(
@@ -47,24 +51,33 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
   onModuleDestroy(): void {
     this.stopped = true;
     clearInterval(this.pollTimer);
+    clearTimeout(this.gap);
   }
 
   /** Asks for a dispatcher round soon (a new job, a connected agent). */
   wake(): void {
     if (this.stopped) return;
-    if (this.dispatching) {
+    if (this.dispatching || this.gap) {
       this.roundRequested = true;
       return;
     }
+    this.startRound();
+  }
+
+  private startRound(): void {
     this.dispatching = true;
+    this.roundRequested = false;
     void this.dispatchRound()
       .catch((err: unknown) => this.logger.warn({ err }, 'dispatch round failed'))
       .finally(() => {
         this.dispatching = false;
-        if (this.roundRequested) {
-          this.roundRequested = false;
-          setImmediate(() => this.wake());
-        }
+        if (!this.roundRequested || this.stopped) return;
+        // Woken during the round (jobs keep coming): the next round after a short gap, so that it
+        // takes the jobs of several requests at once instead of costing a transaction per job.
+        this.gap = setTimeout(() => {
+          this.gap = undefined;
+          if (this.roundRequested && !this.stopped) this.startRound();
+        }, ROUND_GAP_MS);
       });
   }
 
@@ -72,14 +85,18 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
     for (;;) {
       const connected = this.sessions.connectedIds();
       if (connected.length === 0) return;
-      // Read before the claim's transaction: on the embedded database every connection shares one
-      // backend, and a second connection's query inside the transaction would wait forever.
-      const reserved = await this.lifecycle.reservations(connected);
       // Jobs that had no worker yet: their stack learns where it runs.
       const newlyPlaced = new Set<string>();
-      const sent = await this.repository.claim(CLAIM_BATCH, connected, (jobs) => {
+      const sent = await this.repository.claim(CLAIM_BATCH, connected, async (jobs, manager) => {
         for (const job of jobs) if (job.workerId === null) newlyPlaced.add(job.id);
-        return Promise.resolve(this.decide(jobs, reserved));
+        // The reservations only matter for placing a job: a job of a placed stack goes to its
+        // worker. Read through the claim's own transaction (on the embedded database every
+        // connection shares one backend, and another connection's query would wait for it forever).
+        const reserved =
+          newlyPlaced.size > 0
+            ? await this.lifecycle.reservations(connected, manager)
+            : new Map<string, { cpu: number; memory_bytes: number }>();
+        return this.decide(jobs, reserved);
       });
       const unsent: JobEntity[] = [];
       const refused: { job: JobEntity; bytes: number }[] = [];

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Histogram } from 'prom-client';
+import type { EntityManager } from 'typeorm';
 import { CommandRelay } from '../agent-gateway/command-relay.js';
 import { METRIC } from '../metrics/metric-names.js';
 import type { JobEntity } from './entities/job.entity.js';
@@ -10,12 +11,17 @@ import { JobsRepository } from './jobs.repository.js';
 
 /** What the stacks feature does when its jobs move; registered at start. */
 export interface StackJobHooks {
-  /** CPU and memory reserved on each worker by the stacks placed there. */
-  reservations(workerIds: string[]): Promise<Map<string, { cpu: number; memory_bytes: number }>>;
+  /** CPU and memory reserved on each worker by the stacks placed there (read through `manager`). */
+  reservations(
+    workerIds: string[],
+    manager: EntityManager,
+  ): Promise<Map<string, { cpu: number; memory_bytes: number }>>;
   /** Jobs were placed on workers (their stacks had none yet): one call per dispatch round. */
   placed(jobs: JobEntity[]): Promise<void>;
   /** A job of the stack reached a terminal status; `reachedNode` as for {@link reachedNode}. */
   finished(job: JobEntity, reachedNode: boolean): Promise<void>;
+  /** {@link finished} for jobs of different stacks that ended in one batch. */
+  finishedMany(jobs: JobEntity[], reachedNode: boolean): Promise<void>;
   /** The job's agent reported its end: the node now reflects this job (drift compares from here). */
   reachedNode(job: JobEntity): Promise<void>;
 }
@@ -53,9 +59,12 @@ export class JobLifecycle {
   }
 
   /** The stacks' reservations per worker, for placement; none without stacks. */
-  reservations(workerIds: string[]): Promise<Map<string, { cpu: number; memory_bytes: number }>> {
+  reservations(
+    workerIds: string[],
+    manager: EntityManager,
+  ): Promise<Map<string, { cpu: number; memory_bytes: number }>> {
     return this.hooks
-      ? this.hooks.reservations(workerIds)
+      ? this.hooks.reservations(workerIds, manager)
       : Promise.resolve(new Map<string, { cpu: number; memory_bytes: number }>());
   }
 
@@ -70,20 +79,24 @@ export class JobLifecycle {
   /** Every single-job state change: the repository's conditional UPDATE, and a debug record of it. */
   async transition(...args: Parameters<JobsRepository['transition']>): Promise<Moved> {
     const moved = await this.repository.transition(...args);
-    if (moved)
-      this.logger.debug(
-        {
-          job_id: moved.job.id,
-          job_type: moved.job.type,
-          worker_id: moved.job.workerId,
-          from: moved.from,
-          to: moved.job.status,
-          event: args[1].type,
-          ...(moved.job.error ? { reason: moved.job.error } : {}),
-        },
-        'job state changed',
-      );
+    if (moved) this.logTransition(moved.job, moved.from, args[1].type);
     return moved;
+  }
+
+  /** The debug record of a state change (for changes written in a batch statement too). */
+  logTransition(job: JobEntity, from: JobState, event: JobEvent['type']): void {
+    this.logger.debug(
+      {
+        job_id: job.id,
+        job_type: job.type,
+        worker_id: job.workerId,
+        from,
+        to: job.status,
+        event,
+        ...(job.error ? { reason: job.error } : {}),
+      },
+      'job state changed',
+    );
   }
 
   /** Fails an unfinished job with `error`, then its bookkeeping; null when it had already moved on. */
@@ -119,6 +132,28 @@ export class JobLifecycle {
 
   /** Metrics, the job's log record, and the stack's bookkeeping, once per terminal transition. */
   async finished(job: JobEntity, from: JobState, reachedNode = false): Promise<void> {
+    this.recordEnd(job, from);
+    if (this.hooks) await this.hooks.finished(job, reachedNode);
+    this.queueChanged();
+  }
+
+  /** {@link finished} for the jobs a batch statement moved: the stacks' bookkeeping together, one wake. */
+  async finishedMany(moved: { job: JobEntity; from: JobState }[], reachedNode: boolean): Promise<void> {
+    if (moved.length === 0) return;
+    for (const { job, from } of moved) this.recordEnd(job, from);
+    try {
+      if (this.hooks)
+        await this.hooks.finishedMany(
+          moved.map((m) => m.job),
+          reachedNode,
+        );
+    } finally {
+      this.queueChanged();
+    }
+  }
+
+  /** Metrics and the log record of a job that ended. */
+  private recordEnd(job: JobEntity, from: JobState): void {
     const end = job.finishedAt ?? new Date();
     const start = job.startedAt ?? job.dispatchedAt ?? job.createdAt;
     const durationMs = Math.max(0, end.getTime() - start.getTime());
@@ -139,8 +174,6 @@ export class JobLifecycle {
       `job ${job.status}`,
     );
     this.writer.forgetLineCount(job.id);
-    if (this.hooks) await this.hooks.finished(job, reachedNode);
-    this.queueChanged();
   }
 
   /**

@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager, In, Repository } from 'typeorm';
+import { DataSource, type EntityManager, Repository } from 'typeorm';
 import type { Cursor } from '../common/pagination.js';
+import { dateOrNull, dateValue, jsonValue } from '../database/row-values.js';
+import type { AuditEventEntity } from '../audit/entities/audit-event.entity.js';
+import type { StackStatus } from '../../contracts/api/stacks.js';
 import { JobEntity } from './entities/job.entity.js';
 import { JOB_STATES, nextJobState, type JobEvent, type JobState, type JobType } from './job-state.js';
 
@@ -38,6 +41,62 @@ export const isActiveJobConflict = (err: unknown): boolean =>
     'jobs_one_active_per_stack',
   );
 
+const SELECT_JOB = `SELECT id, owner, type, stack_id, stack_name, revision, worker_id, status, progress, attempts,
+       max_attempts, error, payload, results, timeout_ms, created_at, dispatched_at, started_at, finished_at,
+       updated_at, created_by
+  FROM jobs`;
+
+interface JobRow {
+  id: string;
+  owner: string;
+  type: JobType;
+  stack_id: string;
+  stack_name: string;
+  revision: number;
+  worker_id: string | null;
+  status: JobState;
+  progress: number;
+  attempts: number;
+  max_attempts: number;
+  error: string | null;
+  payload: JobEntity['payload'] | string;
+  results: JobEntity['results'] | string;
+  timeout_ms: number;
+  created_at: Date | string;
+  dispatched_at: Date | string | null;
+  started_at: Date | string | null;
+  finished_at: Date | string | null;
+  updated_at: Date | string;
+  created_by: string;
+}
+
+/** A row of SELECT_JOB as the entity TypeORM would give. */
+function jobOf(r: JobRow): JobEntity {
+  return Object.assign(new JobEntity(), {
+    id: r.id,
+    owner: r.owner,
+    type: r.type,
+    stackId: r.stack_id,
+    stackName: r.stack_name,
+    revision: r.revision,
+    workerId: r.worker_id,
+    status: r.status,
+    progress: r.progress,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    error: r.error,
+    payload: jsonValue(r.payload),
+    results: r.results === null ? null : jsonValue(r.results),
+    timeoutMs: r.timeout_ms,
+    createdAt: dateValue(r.created_at),
+    dispatchedAt: dateOrNull(r.dispatched_at),
+    startedAt: dateOrNull(r.started_at),
+    finishedAt: dateOrNull(r.finished_at),
+    updatedAt: dateValue(r.updated_at),
+    createdBy: r.created_by,
+  });
+}
+
 @Injectable()
 export class JobsRepository {
   private readonly repo: Repository<JobEntity>;
@@ -46,8 +105,76 @@ export class JobsRepository {
     this.repo = dataSource.getRepository(JobEntity);
   }
 
-  async insert(job: JobEntity): Promise<void> {
-    await this.repo.insert(job);
+  /**
+   * Inserts a job and, in the same statement, what its request changes with it: the stack's status
+   * (`stackStatus`, on the job's stack of the job's owner) and the request's audit row. One
+   * statement, one round trip: either all of it is stored or none (a second unfinished job of the
+   * stack fails the whole statement on the one-active-job-per-stack index).
+   */
+  async insert(
+    job: JobEntity,
+    also: { stackStatus?: StackStatus; audit?: AuditEventEntity } = {},
+  ): Promise<void> {
+    const params: unknown[] = [
+      job.id,
+      job.owner,
+      job.type,
+      job.stackId,
+      job.stackName,
+      job.revision,
+      job.workerId,
+      job.status,
+      job.progress,
+      job.attempts,
+      job.maxAttempts,
+      job.error,
+      JSON.stringify(job.payload),
+      job.results === null ? null : JSON.stringify(job.results),
+      job.timeoutMs,
+      job.createdAt.toISOString(),
+      job.dispatchedAt?.toISOString() ?? null,
+      job.startedAt?.toISOString() ?? null,
+      job.finishedAt?.toISOString() ?? null,
+      job.updatedAt.toISOString(),
+      job.createdBy,
+    ];
+    const insertJob = `INSERT INTO jobs (id, owner, type, stack_id, stack_name, revision, worker_id, status, progress,
+                                attempts, max_attempts, error, payload, results, timeout_ms, created_at,
+                                dispatched_at, started_at, finished_at, updated_at, created_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14::jsonb, $15, $16, $17, $18,
+                 $19, $20, $21)`;
+    if (also.stackStatus === undefined && also.audit === undefined) {
+      await this.dataSource.query(insertJob, params);
+      return;
+    }
+    const parts = [`job AS (${insertJob} RETURNING id, stack_id, owner)`];
+    if (also.stackStatus !== undefined) {
+      params.push(also.stackStatus);
+      parts.push(`stack AS (
+        UPDATE stacks SET status = $${params.length}, updated_at = now()
+          FROM job WHERE stacks.id = job.stack_id AND stacks.owner = job.owner)`);
+    }
+    const audit = also.audit;
+    if (audit !== undefined) {
+      params.push(
+        audit.id,
+        audit.at.toISOString(),
+        audit.action,
+        audit.outcome,
+        audit.owner,
+        audit.actor,
+        audit.target,
+        audit.ip,
+        audit.requestId,
+        JSON.stringify(audit.details),
+      );
+      const n = params.length - 10;
+      parts.push(`audit AS (
+        INSERT INTO audit_events (id, at, action, outcome, owner, actor, target, ip, request_id, details)
+        SELECT $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}, $${n + 8},
+               $${n + 9}, $${n + 10}::jsonb FROM job)`);
+    }
+    await this.dataSource.query(`WITH ${parts.join(', ')} SELECT 1 FROM job`, params);
   }
 
   findInOwner(owner: string, id: string): Promise<JobEntity | null> {
@@ -55,13 +182,18 @@ export class JobsRepository {
   }
 
   /** Unscoped: agents name jobs by id only, and a job is only ever sent to its own worker. */
-  findById(id: string): Promise<JobEntity | null> {
-    return this.repo.findOneBy({ id });
+  async findById(id: string): Promise<JobEntity | null> {
+    const rows = await this.dataSource.query<JobRow[]>(`${SELECT_JOB} WHERE id = $1`, [id]);
+    return rows.length ? jobOf(rows[0]) : null;
   }
 
-  findByIds(ids: string[]): Promise<JobEntity[]> {
-    if (ids.length === 0) return Promise.resolve([]);
-    return this.repo.findBy({ id: In([...new Set(ids)]) });
+  /** A batch of jobs in one plain statement (the agents' final events read theirs so). */
+  async findByIds(ids: string[]): Promise<JobEntity[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.dataSource.query<JobRow[]>(`${SELECT_JOB} WHERE id = ANY($1::uuid[])`, [
+      [...new Set(ids)],
+    ]);
+    return rows.map(jobOf);
   }
 
   listInOwner(owner: string, filter: JobFilter, limit: number, after?: Cursor): Promise<JobEntity[]> {
@@ -110,6 +242,46 @@ export class JobsRepository {
   }
 
   /**
+   * Final events of a batch, one statement: each job moves to `to` with its patch if it is still in
+   * the state the caller read (`job.status`; the caller checked the move with `nextJobState`), as
+   * {@link transition} does for one. Returns the moved jobs as stored; a job that moved meanwhile is
+   * left out (the caller takes the single-job path for it, which reads it again).
+   */
+  async finishMany(
+    rows: {
+      job: JobEntity;
+      to: JobState;
+      patch: Required<Pick<JobPatch, 'results' | 'error' | 'progress' | 'finishedAt'>>;
+    }[],
+  ): Promise<{ job: JobEntity; from: JobState }[]> {
+    if (rows.length === 0) return [];
+    const now = new Date();
+    const [updated] = await this.dataSource.query<[{ id: string }[], number]>(
+      `UPDATE jobs AS j
+          SET status = u.status, results = u.results, error = u.error, progress = u.progress,
+              finished_at = u.finished_at, updated_at = $8
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::int[], $7::timestamptz[])
+              AS u (id, from_status, status, results, error, progress, finished_at)
+        WHERE j.id = u.id AND j.status = u.from_status
+        RETURNING j.id`,
+      [
+        rows.map((r) => r.job.id),
+        rows.map((r) => r.job.status),
+        rows.map((r) => r.to),
+        rows.map((r) => (r.patch.results === null ? null : JSON.stringify(r.patch.results))),
+        rows.map((r) => r.patch.error),
+        rows.map((r) => r.patch.progress),
+        rows.map((r) => r.patch.finishedAt?.toISOString() ?? null),
+        now.toISOString(),
+      ],
+    );
+    const moved = new Set(updated.map((u) => u.id));
+    return rows
+      .filter((r) => moved.has(r.job.id))
+      .map((r) => ({ job: { ...r.job, ...r.patch, status: r.to, updatedAt: now }, from: r.job.status }));
+  }
+
+  /**
    * The queue: takes up to `limit` queued jobs that this replica could send (unplaced, or placed on
    * a worker connected here) with FOR UPDATE SKIP LOCKED, so replicas never take the same job, and
    * hands them to `decide` inside the transaction. `decide` returns the worker for each job it
@@ -118,20 +290,22 @@ export class JobsRepository {
   async claim(
     limit: number,
     connectedWorkers: string[],
-    decide: (jobs: JobEntity[]) => Promise<Map<string, { workerId: string } | { reason: string }>>,
+    /** Gets the claim's transaction: what it reads there sees the claimed jobs' world as one. */
+    decide: (
+      jobs: JobEntity[],
+      manager: EntityManager,
+    ) => Promise<Map<string, { workerId: string } | { reason: string }>>,
   ): Promise<JobEntity[]> {
     return this.dataSource.transaction(async (manager) => {
-      const queued = await manager
-        .createQueryBuilder(JobEntity, 'j')
-        .where('j.status = :status', { status: 'queued' })
-        .andWhere('(j.worker_id IS NULL OR j.worker_id = ANY(:workers))', { workers: connectedWorkers })
-        .orderBy('j.created_at', 'ASC')
-        .limit(limit)
-        .setLock('pessimistic_write')
-        .setOnLocked('skip_locked')
-        .getMany();
+      const queued = (
+        await manager.query<JobRow[]>(
+          `${SELECT_JOB} WHERE status = 'queued' AND (worker_id IS NULL OR worker_id = ANY($1::uuid[]))
+            ORDER BY created_at ASC LIMIT $2 FOR UPDATE SKIP LOCKED`,
+          [connectedWorkers, limit],
+        )
+      ).map(jobOf);
       if (queued.length === 0) return [];
-      const decisions = await decide(queued);
+      const decisions = await decide(queued, manager);
       const placed: JobEntity[] = [];
       const now = new Date();
       const ids: string[] = [];

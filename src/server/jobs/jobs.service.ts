@@ -1,11 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { AuditService } from '../audit/audit.service.js';
+import { AuditService, type AuditInput } from '../audit/audit.service.js';
 import { isUuid } from '../common/ids.js';
 import { type Page, cursorPage, byCreation } from '../common/pagination.js';
 import type { Caller } from '../common/request-context.js';
 import { AppConfig } from '../config/config.js';
 import type { JobCleanup, JobLogPage, JobView } from '../../contracts/api/jobs.js';
+import type { StackStatus } from '../../contracts/api/stacks.js';
 import { assertOperator } from '../auth/operator.js';
 import type { ListJobsDto } from './dto/list-jobs.dto.js';
 import { JobEntity, type JobPayload } from './entities/job.entity.js';
@@ -17,6 +18,8 @@ import { jobFinished, jobNotFound, nothingToCleanUp, stackBusy } from './jobs.er
 import { isActiveJobConflict, JobsRepository } from './jobs.repository.js';
 
 export interface NewJob {
+  /** The job's id when the caller needs it beforehand (for its audit row); a new one otherwise. */
+  id?: string;
   owner: string;
   type: JobType;
   stackId: string;
@@ -62,12 +65,18 @@ export class JobsService {
 
   /**
    * Queues a job; a stack with an unfinished job refuses another (409). With `noWorkerNeeded` the job
-   * then succeeds at once (destroying a stack that was never placed).
+   * then succeeds at once (destroying a stack that was never placed). `stackStatus` (the status the
+   * job gives its stack) and `audit` (the request's audit event) are stored in the job's own
+   * statement: all of it or, on a 409, none.
    */
-  async create(input: NewJob, noWorkerNeeded = false): Promise<JobEntity> {
+  async create(
+    input: NewJob,
+    options: { noWorkerNeeded?: boolean; stackStatus?: StackStatus; audit?: AuditInput } = {},
+  ): Promise<JobEntity> {
+    const { noWorkerNeeded = false, stackStatus } = options;
     const now = new Date();
     const job = Object.assign(new JobEntity(), {
-      id: randomUUID(),
+      id: input.id ?? randomUUID(),
       owner: input.owner,
       type: input.type,
       stackId: input.stackId,
@@ -91,12 +100,14 @@ export class JobsService {
       updatedAt: now,
       createdBy: input.createdBy,
     });
+    const audit = options.audit && this.audit.event(options.audit);
     try {
-      await this.repository.insert(job);
+      await this.repository.insert(job, { stackStatus, audit });
     } catch (err) {
       if (isActiveJobConflict(err)) throw stackBusy(input.stackId);
       throw err;
     }
+    if (audit) this.audit.logRecord(audit);
     if (noWorkerNeeded) {
       const done = await this.lifecycle.transition(
         job.id,

@@ -2,6 +2,9 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { JobEntity } from '../jobs/entities/job.entity.js';
 import type { ServiceDefinition } from './definition/definition.types.js';
 import type { StackEntity } from './entities/stack.entity.js';
+
+/** What publishing needs of a stack whose job ended, as it was before the job's end was written. */
+export type FinishedStack = Pick<StackEntity, 'id' | 'name' | 'owner' | 'deployedRevision'>;
 import { StacksRepository } from './stacks.repository.js';
 
 /** The stack as a publisher needs it. */
@@ -53,7 +56,7 @@ export class StackPublishing {
    * After the stack's own bookkeeping of a finished job. A publisher's failure is logged and does not
    * undo the job's outcome: the services run, and the next successful deploy publishes them again.
    */
-  async finished(job: JobEntity, stack: StackEntity): Promise<void> {
+  async finished(job: JobEntity, stack: FinishedStack): Promise<void> {
     if (!this.publisher || job.status !== 'succeeded') return;
     const ref: PublishedStack = { id: stack.id, name: stack.name, owner: stack.owner };
     try {

@@ -1,12 +1,59 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, type EntityManager, Repository } from 'typeorm';
 import type { Cursor } from '../common/pagination.js';
+import { dateOrNull, dateValue, jsonValue } from '../database/row-values.js';
 import { StackRevisionEntity } from './entities/stack-revision.entity.js';
 import type { StackStatus } from '../../contracts/api/stacks.js';
 import { StackEntity } from './entities/stack.entity.js';
+import type { FinishedStack } from './stack-publishing.js';
+import type { StackDefinition } from './definition/definition.types.js';
 
 /** Postgres unique violation on (owner, name). */
 export const isNameConflict = (err: unknown): boolean => (err as { code?: string }).code === '23505';
+
+const STACK_COLUMNS = `s.id, s.owner, s.name, s.status, s.revision, s.deployed_revision, s.worker_id, s.reserved_cpu,
+       s.reserved_memory, s.last_job_id, s.drift_ignores, s.drift_status, s.drift_checked_at, s.created_at,
+       s.updated_at`;
+const SELECT_STACK = `SELECT ${STACK_COLUMNS} FROM stacks s`;
+
+interface StackRow {
+  id: string;
+  owner: string;
+  name: string;
+  status: StackEntity['status'];
+  revision: number;
+  deployed_revision: number | null;
+  worker_id: string | null;
+  reserved_cpu: number | string;
+  reserved_memory: number | string | null;
+  last_job_id: string | null;
+  drift_ignores: string[] | string;
+  drift_status: StackEntity['driftStatus'];
+  drift_checked_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+/** A row of SELECT_STACK as the entity TypeORM would give (bigint and numeric as numbers). */
+function stackOf(r: StackRow): StackEntity {
+  return Object.assign(new StackEntity(), {
+    id: r.id,
+    owner: r.owner,
+    name: r.name,
+    status: r.status,
+    revision: Number(r.revision),
+    deployedRevision: r.deployed_revision === null ? null : Number(r.deployed_revision),
+    workerId: r.worker_id,
+    reservedCpu: Number(r.reserved_cpu),
+    reservedMemory: Number(r.reserved_memory ?? 0),
+    lastJobId: r.last_job_id,
+    driftIgnores: jsonValue(r.drift_ignores),
+    driftStatus: r.drift_status,
+    driftCheckedAt: dateOrNull(r.drift_checked_at),
+    createdAt: dateValue(r.created_at),
+    updatedAt: dateValue(r.updated_at),
+  });
+}
 
 @Injectable()
 export class StacksRepository {
@@ -40,12 +87,37 @@ export class StacksRepository {
     });
   }
 
-  findInOwner(owner: string, id: string): Promise<StackEntity | null> {
-    return this.stacks.findOneBy({ owner, id });
+  // The two reads of every stack request and job end: plain statements (no query building).
+  async findInOwner(owner: string, id: string): Promise<StackEntity | null> {
+    const rows = await this.dataSource.query<StackRow[]>(`${SELECT_STACK} WHERE s.id = $1 AND s.owner = $2`, [
+      id,
+      owner,
+    ]);
+    return rows.length ? stackOf(rows[0]) : null;
   }
 
-  findById(id: string): Promise<StackEntity | null> {
-    return this.stacks.findOneBy({ id });
+  /** The owner's stack with the definition of its current revision, in one statement (a deploy). */
+  async findInOwnerWithDefinition(
+    owner: string,
+    id: string,
+  ): Promise<{ stack: StackEntity; definition: StackDefinition | null } | null> {
+    const rows = await this.dataSource.query<(StackRow & { definition: StackDefinition | string | null })[]>(
+      `SELECT ${STACK_COLUMNS}, r.definition
+         FROM stacks s LEFT JOIN stack_revisions r ON r.stack_id = s.id AND r.revision = s.revision
+        WHERE s.id = $1 AND s.owner = $2`,
+      [id, owner],
+    );
+    if (!rows.length) return null;
+    const { definition } = rows[0];
+    return {
+      stack: stackOf(rows[0]),
+      definition: definition === null ? null : jsonValue(definition),
+    };
+  }
+
+  async findById(id: string): Promise<StackEntity | null> {
+    const rows = await this.dataSource.query<StackRow[]>(`${SELECT_STACK} WHERE s.id = $1`, [id]);
+    return rows.length ? stackOf(rows[0]) : null;
   }
 
   listInOwner(owner: string, limit: number, after?: Cursor): Promise<StackEntity[]> {
@@ -116,6 +188,48 @@ export class StacksRepository {
     );
   }
 
+  /**
+   * The end of a batch of provision jobs, one statement: each stack's status (`deployed` with the
+   * job's revision, or `failed`) and, with `reachedNode`, its last job. Returns the stacks found, as
+   * they were before (locked first, so the previous revision is the one this write replaced).
+   */
+  async finishProvisions(
+    rows: { stackId: string; jobId: string; succeeded: boolean; revision: number }[],
+    reachedNode: boolean,
+  ): Promise<Map<string, FinishedStack>> {
+    if (rows.length === 0) return new Map();
+    const [updated] = await this.dataSource.query<
+      [{ id: string; owner: string; name: string; deployed_revision: number | null }[], number]
+    >(
+      `WITH u AS (
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::int[]) AS u (stack_id, job_id, succeeded, revision)
+       ), old AS (
+         SELECT s.id, s.owner, s.name, s.deployed_revision FROM stacks s JOIN u ON u.stack_id = s.id FOR UPDATE OF s
+       )
+       UPDATE stacks AS s
+          SET status = CASE WHEN u.succeeded THEN 'deployed' ELSE 'failed' END,
+              deployed_revision = CASE WHEN u.succeeded THEN u.revision ELSE s.deployed_revision END,
+              last_job_id = CASE WHEN $5::boolean THEN u.job_id ELSE s.last_job_id END,
+              updated_at = now()
+         FROM u JOIN old ON old.id = u.stack_id
+        WHERE s.id = u.stack_id
+        RETURNING old.id, old.owner, old.name, old.deployed_revision`,
+      [
+        rows.map((r) => r.stackId),
+        rows.map((r) => r.jobId),
+        rows.map((r) => r.succeeded),
+        rows.map((r) => r.revision),
+        reachedNode,
+      ],
+    );
+    return new Map(
+      updated.map((r) => [
+        r.id,
+        { id: r.id, owner: r.owner, name: r.name, deployedRevision: r.deployed_revision },
+      ]),
+    );
+  }
+
   /** Sets the status a job gives its stack, unless the job already finished (its hook won). */
   async setStatusWhileActive(id: string, status: StackStatus, jobId: string): Promise<void> {
     await this.dataSource.query(
@@ -131,9 +245,12 @@ export class StacksRepository {
   }
 
   /** CPU and memory reserved by the stacks on each worker. */
-  async reservations(workerIds: string[]): Promise<Map<string, { cpu: number; memory_bytes: number }>> {
+  async reservations(
+    workerIds: string[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<Map<string, { cpu: number; memory_bytes: number }>> {
     if (workerIds.length === 0) return new Map();
-    const rows = await this.dataSource.query<{ worker_id: string; cpu: number; memory: string }[]>(
+    const rows = await manager.query<{ worker_id: string; cpu: number; memory: string }[]>(
       `SELECT worker_id, sum(reserved_cpu) AS cpu, sum(reserved_memory) AS memory
          FROM stacks WHERE worker_id = ANY($1::uuid[]) GROUP BY worker_id`,
       [workerIds],

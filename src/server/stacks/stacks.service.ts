@@ -4,6 +4,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
 import type { Gauge } from 'prom-client';
+import type { EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { SecretBox } from '../common/secret-box.js';
 import { AppConfig } from '../config/config.js';
@@ -197,9 +198,11 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
    * they are on the node; `replace` names services to replace even when their digest matches.
    */
   async deploy(caller: Caller, id: string, replace: string[] = []): Promise<JobView> {
-    const stack = await this.owned(caller, id);
+    // The stack and its current definition in one read; the job and the rest in one write.
+    const found = isUuid(id) ? await this.repository.findInOwnerWithDefinition(caller.owner, id) : null;
+    if (!found) throw stackNotFound(id);
+    const { stack, definition } = found;
     if (stack.status === 'destroying') throw stackBeingDestroyed(id);
-    const definition = await this.definitionAt(stack.id, stack.revision);
     if (!definition) throw stackNotFound(stack.id);
     const payload = provisionPayload(definition, stack.revision);
     const renewed = await this.withMonitoring(stack, definition, payload);
@@ -207,23 +210,29 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     payload.command.replace = [...new Set([...replace, ...renewed])].filter(
       (name) => !stack.driftIgnores.includes(name),
     );
-    const job = await this.jobs.create({
-      owner: stack.owner,
-      type: 'provision',
-      stackId: stack.id,
-      stackName: stack.name,
-      revision: stack.revision,
-      workerId: stack.workerId,
-      payload,
-      createdBy: caller.clientId,
-    });
-    await this.repository.setStatusWhileActive(stack.id, 'deploying', job.id);
-    await this.audit.record({
-      action: 'stack.deploy_requested',
-      owner: stack.owner,
-      target: stack.id,
-      details: { job_id: job.id, revision: stack.revision },
-    });
+    const jobId = randomUUID();
+    const job = await this.jobs.create(
+      {
+        id: jobId,
+        owner: stack.owner,
+        type: 'provision',
+        stackId: stack.id,
+        stackName: stack.name,
+        revision: stack.revision,
+        workerId: stack.workerId,
+        payload,
+        createdBy: caller.clientId,
+      },
+      {
+        stackStatus: 'deploying',
+        audit: {
+          action: 'stack.deploy_requested',
+          owner: stack.owner,
+          target: stack.id,
+          details: { job_id: jobId, revision: stack.revision },
+        },
+      },
+    );
     return jobView(job);
   }
 
@@ -270,7 +279,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
         payload: destroyPayload(stack.name, stack.revision),
         createdBy: caller.clientId,
       },
-      !placed,
+      { noWorkerNeeded: !placed },
     );
     if (placed) await this.repository.setStatusWhileActive(stack.id, 'destroying', job.id);
     await this.audit.record({
@@ -307,8 +316,8 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
 
   // ---- job hooks (StackJobHooks) ----
 
-  reservations(workerIds: string[]) {
-    return this.repository.reservations(workerIds);
+  reservations(workerIds: string[], manager: EntityManager) {
+    return this.repository.reservations(workerIds, manager);
   }
 
   async placed(jobs: JobEntity[]): Promise<void> {
@@ -358,6 +367,32 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     } else {
       await this.repository.update(stack.id, { status: 'failed', ...lastJob });
     }
+  }
+
+  /**
+   * {@link finished} for a batch of jobs of different stacks: the provision jobs' stacks in one
+   * statement, then their publishing; destroy jobs one by one.
+   */
+  async finishedMany(jobs: JobEntity[], reachedNode: boolean): Promise<void> {
+    const provisions = jobs.filter((job) => job.type === 'provision');
+    // One statement updates each stack once: a second job of the same stack takes the single path.
+    const stacks = new Set<string>();
+    const batch = provisions.filter((job) => !stacks.has(job.stackId) && stacks.add(job.stackId));
+    const previous = await this.repository.finishProvisions(
+      batch.map((job) => ({
+        stackId: job.stackId,
+        jobId: job.id,
+        succeeded: job.status === 'succeeded',
+        revision: job.revision,
+      })),
+      reachedNode,
+    );
+    for (const job of batch) {
+      const stack = previous.get(job.stackId);
+      if (stack && job.status === 'succeeded') await this.publishing.finished(job, stack);
+    }
+    const batched = new Set(batch);
+    for (const job of jobs) if (!batched.has(job)) await this.finished(job, reachedNode);
   }
 
   // ---- lookups (drift reads them too, through stacks-for-drift.ts) ----
