@@ -60,3 +60,29 @@ if (profileDir) {
     })();
   });
 }
+
+// With BENCH_PROBE_MEMORY_FILE set, SIGWINCH runs two full garbage collections and appends the
+// process's memory, split by where it lives, to that file as one JSON line (bench/agent-memory.mjs).
+const memoryFile = process.env.BENCH_PROBE_MEMORY_FILE;
+if (memoryFile) {
+  const { setFlagsFromString, getHeapSpaceStatistics, writeHeapSnapshot } = await import('node:v8');
+  const snapshots = process.env.BENCH_PROBE_HEAP_SNAPSHOT_DIR;
+  let taken = 0;
+  const { runInNewContext } = await import('node:vm');
+  const { appendFileSync: append, readFileSync } = await import('node:fs');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  const kib = (line) => Number(/(\d+) kB/.exec(line)?.[1] ?? 0);
+  process.on('SIGWINCH', () => {
+    gc();
+    gc();
+    const m = process.memoryUsage();
+    const status = readFileSync('/proc/self/status', 'utf8');
+    const rssAnon = kib(/^RssAnon:.*$/m.exec(status)?.[0] ?? '');
+    const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, s.space_used_size]));
+    append(memoryFile, `${JSON.stringify({ t: Date.now(), ...m, rssAnon: rssAnon * 1024, spaces })}\n`);
+    // For a closer look (Chrome DevTools, or grouped by constructor): after the figures, since
+    // writing a snapshot allocates.
+    if (snapshots) writeHeapSnapshot(`${snapshots}/${++taken}.heapsnapshot`);
+  });
+}

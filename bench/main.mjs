@@ -3,6 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { agentsBench } from './agents.mjs';
 import { dispatchBench } from './dispatch.mjs';
 import { idleMemoryBench } from './idle-memory.mjs';
+import { agentMemoryBench } from './agent-memory.mjs';
 import { metricChunksBench } from './metric-chunks.mjs';
 import { promqlBench } from './promql.mjs';
 import { mcpBench } from './mcp.mjs';
@@ -20,6 +21,7 @@ const benches = {
   idle: idleMemoryBench,
   tokens: tokensBench,
   agents: agentsBench,
+  'agent-memory': agentMemoryBench,
   dispatch: dispatchBench,
   replicas: replicasBench,
   tunnel: tunnelBench,

@@ -255,6 +255,23 @@ describe('the agent plane with real agents over mutual TLS', () => {
       });
     }
 
+    it('keeps no channelz bookkeeping per connection (memory per agent, docs/benchmarks.md)', async () => {
+      // grpc-js registers every server, listener and connection with channelz unless told not to;
+      // the agent port's server must not be among them.
+      const port = gatewayEndpoint.split(':').at(-1);
+      const servers = await new Promise<{ listen_socket: { name: string }[] }[]>((resolve, reject) =>
+        grpc
+          .getChannelzHandlers()
+          .GetServers(
+            { request: { start_server_id: 0, max_results: 1000 } } as never,
+            ((err: Error | null, res: { server: { listen_socket: { name: string }[] }[] }) =>
+              err ? reject(err) : resolve(res.server)) as never,
+          ),
+      );
+      const listeners = servers.flatMap((s) => s.listen_socket.map((l) => l.name));
+      expect(listeners.filter((name) => name.endsWith(`:${port}`))).toEqual([]);
+    });
+
     async function approvedAgentFiles(name: string): Promise<{ dir: string; worker: Worker }> {
       const a = agent(await joinToken({ pre_approved: true }), name);
       const worker = await waitForStatus(name, 'reporting');

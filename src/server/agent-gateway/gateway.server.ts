@@ -94,6 +94,10 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     ];
     const { certPem, keyPem } = await this.ca.issueServerCertificate(hosts);
     const server = new grpc.Server({
+      // Channelz keeps per-connection bookkeeping (socket refs, call counters, trace events) for an
+      // admin service we do not expose: about 1 KiB of V8 heap per agent, and a counter update per
+      // message (docs/benchmarks.md, "Memory per connected agent").
+      'grpc.enable_channelz': 0,
       'grpc.keepalive_time_ms': 60_000,
       'grpc.keepalive_timeout_ms': 20_000,
       // An agent needs one stream and the odd renewal.
