@@ -20,7 +20,7 @@ const STEPS = (env.BENCH_MEMORY_AGENTS ?? '2000,5000')
   .split(',')
   .map(Number)
   .filter((n) => n > 0);
-const SETTLE_S = Number(env.BENCH_MEMORY_SETTLE_S ?? 15);
+const SETTLE_S = Number(env.BENCH_MEMORY_SETTLE_S ?? 30);
 const PROBE_MODULE = new URL('./agents-probe.mjs', import.meta.url).pathname;
 const log = (...args) => console.error(`[agent-memory ${new Date().toISOString().slice(11, 19)}]`, ...args);
 const KiB = 1024;
@@ -36,8 +36,9 @@ async function snapshot(pid, file) {
 }
 
 /** The columns of one row: memory after N connections against the same process with none. */
-function row(label, n, base, m) {
+function row(label, n, base, m, previous = { n: 0, m: base }) {
   const per = (k) => (m[k] - base[k]) / n / KiB;
+  const step = (m.rssAnon - previous.m.rssAnon) / (n - previous.n) / KiB;
   const rssAnon = per('rssAnon');
   const heap = per('heapUsed');
   const external = per('external');
@@ -48,6 +49,7 @@ function row(label, n, base, m) {
     (m.rss / 2 ** 20).toFixed(0),
     per('rss').toFixed(1),
     rssAnon.toFixed(1),
+    step.toFixed(1),
     heap.toFixed(1),
     external.toFixed(1),
     (committed - heap).toFixed(1),
@@ -142,6 +144,8 @@ export async function agentMemoryBench() {
           ? { BENCH_PROBE_HEAP_SNAPSHOT_DIR: env.BENCH_MEMORY_HEAP_SNAPSHOT_DIR }
           : {}),
         NODE_OPTIONS: `--import=${PROBE_MODULE}`,
+        // E.g. '{"MALLOC_ARENA_MAX":"2"}': allocator settings to compare.
+        ...JSON.parse(env.BENCH_MEMORY_SERVICE_ENV ?? '{}'),
       },
       '/health/ready',
     );
@@ -162,6 +166,7 @@ export async function agentMemoryBench() {
     loads.push(load);
     await load.request({ type: 'init', endpoint: info.body.agent_endpoint, caPem: e.caPem }, 'ready');
     let connected = 0;
+    let previous = { n: 0, m: base };
     for (const n of STEPS) {
       const add = e.identities.slice(connected, n);
       log(`connecting ${add.length} more (to ${n})`);
@@ -170,7 +175,8 @@ export async function agentMemoryBench() {
       connected = n;
       await sleep(SETTLE_S * 1000);
       const m = await snapshot(svc.child.pid, memoryFile);
-      rows.push(row('the service: grpc-js, agent sessions (PostgreSQL)', n, base, m));
+      rows.push(row('the service: grpc-js, agent sessions (PostgreSQL)', n, base, m, previous));
+      previous = { n, m };
     }
   } finally {
     for (const l of loads) await l.stop();
@@ -187,6 +193,7 @@ export async function agentMemoryBench() {
       'process RSS MiB',
       'RSS KiB/agent',
       'anonymous RSS KiB/agent',
+      'anonymous RSS KiB per agent of this step',
       'V8 heap used KiB/agent',
       'external (Buffers) KiB/agent',
       'V8 heap committed, unused KiB/agent',
