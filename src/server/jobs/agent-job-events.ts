@@ -10,7 +10,7 @@ import { printable } from '../common/printable.js';
 import { JobEventWriter, type AgentResult } from './job-event-writer.js';
 import { JobLifecycle } from './job-lifecycle.js';
 import { JobsRepository, type JobPatch } from './jobs.repository.js';
-import { nextJobState } from './job-state.js';
+import { nextJobState, type JobState } from './job-state.js';
 
 /**
  * What agents say about their jobs (the jobs feature's AgentWorkHandler): job events go to the
@@ -128,9 +128,12 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
       if (to === null) noMove.push(job);
       else rows.push({ job, to, patch: finalPatch(result.event, job), result });
     }
-    let moved: Awaited<ReturnType<JobsRepository['finishMany']>> = [];
+    let moved: { job: JobEntity; from: JobState }[] = [];
+    let written: unknown;
     try {
-      moved = await this.repository.finishMany(rows);
+      ({ moved, written } = await this.repository.finishMany(rows, (done, manager) =>
+        this.lifecycle.finishingMany(done, true, manager),
+      ));
     } catch (err) {
       // Each then on its own, so that one the database refuses loses no other.
       this.logger.warn({ err, results: rows.length }, 'job results not written together');
@@ -138,7 +141,7 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
     for (const { job, from } of moved)
       this.lifecycle.logTransition(job, from, job.status as 'succeeded' | 'failed' | 'cancelled');
     try {
-      await this.lifecycle.finishedMany(moved, true);
+      await this.lifecycle.finishedMany(moved, true, written);
     } catch (err) {
       this.logger.warn({ err, results: moved.length }, 'job results not recorded');
     }

@@ -20,8 +20,13 @@ export interface StackJobHooks {
   placed(jobs: JobEntity[]): Promise<void>;
   /** A job of the stack reached a terminal status; `reachedNode` as for {@link reachedNode}. */
   finished(job: JobEntity, reachedNode: boolean): Promise<void>;
-  /** {@link finished} for jobs of different stacks that ended in one batch. */
-  finishedMany(jobs: JobEntity[], reachedNode: boolean): Promise<void>;
+  /**
+   * {@link finished} for jobs of different stacks that ended in one batch, in two parts: the
+   * stacks' writes inside the transaction that moved the jobs (through `manager`), then, after it
+   * committed, the rest, given what the first part answered.
+   */
+  finishingMany(jobs: JobEntity[], reachedNode: boolean, manager: EntityManager): Promise<unknown>;
+  finishedMany(jobs: JobEntity[], reachedNode: boolean, written: unknown): Promise<void>;
   /** The job's agent reported its end: the node now reflects this job (drift compares from here). */
   reachedNode(job: JobEntity): Promise<void>;
 }
@@ -138,7 +143,26 @@ export class JobLifecycle {
   }
 
   /** {@link finished} for the jobs a batch statement moved: the stacks' bookkeeping together, one wake. */
-  async finishedMany(moved: { job: JobEntity; from: JobState }[], reachedNode: boolean): Promise<void> {
+  /** The stacks' part of {@link finishedMany}, inside the transaction that moved the jobs. */
+  finishingMany(
+    moved: { job: JobEntity; from: JobState }[],
+    reachedNode: boolean,
+    manager: EntityManager,
+  ): Promise<unknown> {
+    return this.hooks
+      ? this.hooks.finishingMany(
+          moved.map((m) => m.job),
+          reachedNode,
+          manager,
+        )
+      : Promise.resolve(undefined);
+  }
+
+  async finishedMany(
+    moved: { job: JobEntity; from: JobState }[],
+    reachedNode: boolean,
+    written: unknown,
+  ): Promise<void> {
     if (moved.length === 0) return;
     for (const { job, from } of moved) this.recordEnd(job, from);
     try {
@@ -146,6 +170,7 @@ export class JobLifecycle {
         await this.hooks.finishedMany(
           moved.map((m) => m.job),
           reachedNode,
+          written,
         );
     } finally {
       this.queueChanged();

@@ -247,16 +247,31 @@ export class JobsRepository {
    * {@link transition} does for one. Returns the moved jobs as stored; a job that moved meanwhile is
    * left out (the caller takes the single-job path for it, which reads it again).
    */
-  async finishMany(
+  async finishMany<T>(
     rows: {
       job: JobEntity;
       to: JobState;
       patch: Required<Pick<JobPatch, 'results' | 'error' | 'progress' | 'finishedAt'>>;
     }[],
+    /**
+     * Run in the same transaction with the moved jobs: what else they change (their stacks) commits
+     * with them, so no reader sees a job ended and its stack not yet.
+     */
+    within: (moved: { job: JobEntity; from: JobState }[], manager: EntityManager) => Promise<T>,
+  ): Promise<{ moved: { job: JobEntity; from: JobState }[]; written: T | undefined }> {
+    if (rows.length === 0) return { moved: [], written: undefined };
+    return this.dataSource.transaction(async (manager) => {
+      const moved = await this.finishRows(rows, manager);
+      return { moved, written: moved.length > 0 ? await within(moved, manager) : undefined };
+    });
+  }
+
+  private async finishRows(
+    rows: Parameters<JobsRepository['finishMany']>[0],
+    manager: EntityManager,
   ): Promise<{ job: JobEntity; from: JobState }[]> {
-    if (rows.length === 0) return [];
     const now = new Date();
-    const [updated] = await this.dataSource.query<[{ id: string }[], number]>(
+    const [updated] = await manager.query<[{ id: string }[], number]>(
       `UPDATE jobs AS j
           SET status = u.status, results = u.results, error = u.error, progress = u.progress,
               finished_at = u.finished_at, updated_at = $8

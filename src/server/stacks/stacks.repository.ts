@@ -196,9 +196,10 @@ export class StacksRepository {
   async finishProvisions(
     rows: { stackId: string; jobId: string; succeeded: boolean; revision: number }[],
     reachedNode: boolean,
+    manager: EntityManager = this.dataSource.manager,
   ): Promise<Map<string, FinishedStack>> {
     if (rows.length === 0) return new Map();
-    const [updated] = await this.dataSource.query<
+    const [updated] = await manager.query<
       [{ id: string; owner: string; name: string; deployed_revision: number | null }[], number]
     >(
       `WITH u AS (

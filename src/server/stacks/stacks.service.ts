@@ -32,7 +32,7 @@ import { StackRevisionEntity } from './entities/stack-revision.entity.js';
 import { StackEntity } from './entities/stack.entity.js';
 import { destroyPayload, provisionPayload } from './service-spec.js';
 import { overallHealth, serviceHealth } from './stack-health.js';
-import { StackPublishing } from './stack-publishing.js';
+import { StackPublishing, type FinishedStack } from './stack-publishing.js';
 import { StackReportsService } from './stack-reports.service.js';
 import {
   replaceRaced,
@@ -43,6 +43,12 @@ import {
   stackRenamed,
 } from './stacks.errors.js';
 import { isNameConflict, StacksRepository } from './stacks.repository.js';
+
+/** What {@link StacksService.finishingMany} wrote: the provision jobs it took, their stacks as they were. */
+interface FinishedProvisions {
+  batch: JobEntity[];
+  previous: Map<string, FinishedStack>;
+}
 
 /** How often stack_stacks_total is re-counted (stacks change on other replicas too). */
 const GAUGE_REFRESH_MS = 15_000;
@@ -373,11 +379,19 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
    * {@link finished} for a batch of jobs of different stacks: the provision jobs' stacks in one
    * statement, then their publishing; destroy jobs one by one.
    */
-  async finishedMany(jobs: JobEntity[], reachedNode: boolean): Promise<void> {
-    const provisions = jobs.filter((job) => job.type === 'provision');
-    // One statement updates each stack once: a second job of the same stack takes the single path.
+  /**
+   * The provision jobs' stacks, one statement inside the transaction that moved the jobs (each
+   * stack once: a second job of the same stack takes the single path after the commit).
+   */
+  async finishingMany(
+    jobs: JobEntity[],
+    reachedNode: boolean,
+    manager: EntityManager,
+  ): Promise<FinishedProvisions> {
     const stacks = new Set<string>();
-    const batch = provisions.filter((job) => !stacks.has(job.stackId) && stacks.add(job.stackId));
+    const batch = jobs.filter(
+      (job) => job.type === 'provision' && !stacks.has(job.stackId) && stacks.add(job.stackId),
+    );
     const previous = await this.repository.finishProvisions(
       batch.map((job) => ({
         stackId: job.stackId,
@@ -386,7 +400,17 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
         revision: job.revision,
       })),
       reachedNode,
+      manager,
     );
+    return { batch, previous };
+  }
+
+  /** After the commit: publishing for the stacks written, and the single path for the rest. */
+  async finishedMany(jobs: JobEntity[], reachedNode: boolean, written: unknown): Promise<void> {
+    const { batch, previous } = (written as FinishedProvisions | undefined) ?? {
+      batch: [],
+      previous: new Map<string, FinishedStack>(),
+    };
     for (const job of batch) {
       const stack = previous.get(job.stackId);
       if (stack && job.status === 'succeeded') await this.publishing.finished(job, stack);

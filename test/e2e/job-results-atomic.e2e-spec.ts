@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobsRepository } from '../../src/server/jobs/jobs.repository.js';
+import { StacksService } from '../../src/server/stacks/stacks.service.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { orchestrator } from '../support/stacks.js';
+
+const stackYaml = (name: string) => `
+name: ${name}
+stackkit: basement-kit
+services:
+  web:
+    command: ["${process.execPath}", "-e", "setInterval(() => {}, 1000)"]
+    resources: { cpu: 0.1, memory: 64Mi }
+`;
+
+/**
+ * The agents' results of a batch move their jobs and their stacks in one transaction
+ * (JobsRepository.finishMany with StacksService.finishingMany): no reader sees a job ended and its
+ * stack not yet, and a stack write that fails leaves the jobs as they were (they then take the
+ * single-job path).
+ */
+describe('job results and their stacks commit together', () => {
+  let t: TestApp;
+  let api: ReturnType<typeof orchestrator>;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    api = orchestrator(t);
+  });
+  afterAll(() => t?.close());
+
+  /** A stack with a queued provision job: no worker exists, so it stays queued. */
+  async function queuedJob(name: string): Promise<{ stackId: string; jobId: string }> {
+    const created = await api.yaml('post', '/stacks', stackYaml(name));
+    expect(created.status).toBe(201);
+    const deploy = await api.post(`/stacks/${created.body.id as string}/deploy`);
+    expect(deploy.status).toBe(202);
+    return { stackId: created.body.id as string, jobId: deploy.body.id as string };
+  }
+
+  const failedPatch = () => ({
+    results: [],
+    error: 'failed on the worker',
+    progress: 0,
+    finishedAt: new Date(),
+  });
+
+  it('a failing stack write rolls the jobs back', async () => {
+    const { stackId, jobId } = await queuedJob('atomic-rollback');
+    const repository = t.app.get(JobsRepository);
+    const job = (await repository.findById(jobId))!;
+    await expect(
+      repository.finishMany([{ job, to: 'failed', patch: failedPatch() }], async (moved, manager) => {
+        expect(moved.map((m) => m.job.id)).toEqual([jobId]);
+        const [row] = await manager.query<{ status: string }[]>('SELECT status FROM jobs WHERE id = $1', [
+          jobId,
+        ]);
+        expect(row.status).toBe('failed');
+        throw new Error('the stack write failed');
+      }),
+    ).rejects.toThrow('the stack write failed');
+    expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('queued');
+    expect((await api.get(`/stacks/${stackId}`)).body.status).not.toBe('failed');
+  });
+
+  it('the jobs and their stacks are written in the same transaction', async () => {
+    const { stackId, jobId } = await queuedJob('atomic-commit');
+    const repository = t.app.get(JobsRepository);
+    const stacks = t.app.get(StacksService);
+    const job = (await repository.findById(jobId))!;
+    const { moved, written } = await repository.finishMany(
+      [{ job, to: 'failed', patch: failedPatch() }],
+      async (done, manager) => {
+        const result = await stacks.finishingMany(
+          done.map((m) => m.job),
+          false,
+          manager,
+        );
+        // Inside the transaction both are written already.
+        const [row] = await manager.query<{ status: string }[]>('SELECT status FROM stacks WHERE id = $1', [
+          stackId,
+        ]);
+        expect(row.status).toBe('failed');
+        return result;
+      },
+    );
+    expect(moved).toHaveLength(1);
+    expect(written).toMatchObject({ batch: [{ id: jobId }] });
+    expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('failed');
+    expect((await api.get(`/stacks/${stackId}`)).body.status).toBe('failed');
+  });
+});
