@@ -11,12 +11,14 @@
 //   {type:'collect'}                            -> {type:'collected', received, jobs, duplicates, ...}
 //   {type:'window-start'} / {type:'window-end'} -> {type:'window', sent, acked, latencies}
 //   {type:'mark'}: forget the reconnections so far; {type:'reconnects'} -> {type:'reconnects', agents}
+//     (each lost stream: when, its welcome again, the successful attempt's hello→welcome, attempts,
+//     its first ack after); {type:'reconnects', summary: true} -> only the counts
 //   {type:'stop'}                               -> {type:'stopped'}, then exit
 // Times are CLOCK_MONOTONIC milliseconds (process.hrtime), the same clock in every process here.
 import * as grpc from '@grpc/grpc-js';
 import { hostname } from 'node:os';
 import { Backoff } from '../dist/agent/server-addresses.js';
-import { loadAgentProto } from '../dist/contracts/agent-protocol/index.js';
+import { IDENTITY_REVOKED, loadAgentProto } from '../dist/contracts/agent-protocol/index.js';
 import { heartbeatMessage, helloMessage, jobAnswers, now } from './lib-jobs.mjs';
 
 const CONNECT_TIMEOUT_MS = 30_000;
@@ -84,8 +86,11 @@ function open(agent) {
   agent.client = client;
   agent.stream = stream;
   const started = now();
+  if (agent.lost) agent.lost.attempts++;
   let welcomed = false;
   let ended = false;
+  /** As the real agent: a service that says goodbye to a welcomed stream is dialled again at once. */
+  let healthyClose = false;
   const welcomeTimer = setTimeout(() => stream.cancel(), WELCOME_TIMEOUT_MS);
   stream.on('data', (message) => {
     if (message.heartbeat_ack) onAck(agent, message.heartbeat_ack.sequence);
@@ -97,6 +102,7 @@ function open(agent) {
       agent.connectMs ??= now() - started;
       if (agent.lost && agent.lost.welcomeAt === undefined) {
         agent.lost.welcomeAt = now();
+        agent.lost.helloMs = agent.lost.welcomeAt - started;
         agent.lost.endpoint = endpoint;
       }
       agent.backoff.reset();
@@ -104,7 +110,10 @@ function open(agent) {
       heartbeat(agent);
       agent.timer = setInterval(() => heartbeat(agent), Math.max(100, message.welcome.heartbeat_interval_ms));
       agent.settle(true);
-    } else if (message.disconnect) noteError(`disconnect: ${message.disconnect.reason}`);
+    } else if (message.disconnect) {
+      noteError(`disconnect: ${message.disconnect.reason}`);
+      if (welcomed && message.disconnect.reason !== IDENTITY_REVOKED) healthyClose = true;
+    }
   });
   const done = (why) => {
     if (ended) return;
@@ -116,13 +125,13 @@ function open(agent) {
     noteError(why);
     if (agent.connected) {
       totals.disconnects++;
-      agent.lost = { id: agent.spec.id, at: now(), from: endpoint };
+      agent.lost = { id: agent.spec.id, at: now(), from: endpoint, attempts: 0 };
     }
     agent.connected = false;
     agent.pending.clear();
     if (!config.reconnect) return agent.settle(false);
     agent.endpoint++;
-    const delay = agent.backoff.failed(config.endpoints.length);
+    const delay = healthyClose ? 0 : agent.backoff.failed(config.endpoints.length);
     agent.retry = setTimeout(() => open(agent), delay);
   };
   stream.on('error', (err) => done(welcomed ? `stream error ${err.code}` : `connect error ${err.code}`));
@@ -227,6 +236,16 @@ async function handle(msg) {
       for (const agent of agents) agent.lost = undefined;
       return { type: 'marked' };
     case 'reconnects':
+      if (msg.summary) {
+        const lost = agents.flatMap((a) => (a.lost ? [a.lost] : []));
+        return {
+          type: 'reconnects',
+          lost: lost.length,
+          welcomed: lost.filter((l) => l.welcomeAt !== undefined).length,
+          acked: lost.filter((l) => l.ackAt !== undefined).length,
+          connected: connectedCount(),
+        };
+      }
       return {
         type: 'reconnects',
         agents: agents.flatMap((a) => (a.lost ? [a.lost] : [])),
