@@ -5,7 +5,7 @@
 // several endpoints, agent k starts at endpoint k mod n and, when its stream ends, goes to the next
 // one after the real agent's backoff (`Backoff` from dist/agent, 500 ms floor, full jitter, reset
 // by a welcome). Every heartbeat is timed until its `heartbeat_ack` inside a window. Driven over IPC:
-//   {type:'init', endpoints, caPem, capacity, reconnect} -> {type:'ready'}
+//   {type:'init', endpoints, caPem, capacity, reconnect, resume} -> {type:'ready'}
 //   {type:'connect', agents:[{id,keyPem,certPem}], concurrency}
 //                                               -> {type:'connected', ok, failed, connectMs, errors}
 //   {type:'collect'}                            -> {type:'collected', received, jobs, duplicates, ...}
@@ -17,6 +17,7 @@
 // Times are CLOCK_MONOTONIC milliseconds (process.hrtime), the same clock in every process here.
 import * as grpc from '@grpc/grpc-js';
 import { hostname } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Backoff } from '../dist/agent/server-addresses.js';
 import { IDENTITY_REVOKED, loadAgentProto } from '../dist/contracts/agent-protocol/index.js';
 import { heartbeatMessage, helloMessage, jobAnswers, now } from './lib-jobs.mjs';
@@ -28,9 +29,14 @@ const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
 
 const proto = loadAgentProto();
+/** This process's event-loop delay since the last `mark`: when it is large, the agents are the limit. */
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 const HOST = hostname();
 
-let config = { endpoints: [], caPem: Buffer.alloc(0), capacity: undefined, reconnect: false };
+let config = { endpoints: [], caPem: Buffer.alloc(0), capacity: undefined, reconnect: false, resume: false };
+/** dist/agent/tls-session.js, loaded when resuming (a build from before it has none). */
+let tlsSession;
 const agents = [];
 /** [job_id, t1, attempt] of every job command since the last collect. */
 let received = [];
@@ -73,12 +79,28 @@ function onAck(agent, sequence) {
   }
 }
 
+/**
+ * The agent's channel credentials: as the real agent's (src/agent/tls-session.ts), offering its last
+ * TLS session when it connects again, unless `resume: false` (plain createSsl, as agents before).
+ * Built once per agent (the real agent builds them per connection, which costs only its own CPU).
+ */
+function credentialsOf(agent) {
+  if (agent.credentials) return agent.credentials;
+  const ca = config.caPem;
+  const key = Buffer.from(agent.spec.keyPem);
+  if (config.resume) {
+    agent.tls = new tlsSession.TlsSessionStore();
+    agent.credentials = new tlsSession.ResumingCredentials(ca, key, agent.spec.certPem, agent.tls);
+  } else agent.credentials = grpc.credentials.createSsl(ca, key, Buffer.from(agent.spec.certPem));
+  return agent.credentials;
+}
+
 /** One stream of `agent` to its current endpoint; on its end, the next endpoint (when reconnecting). */
 function open(agent) {
   const endpoint = config.endpoints[agent.endpoint % config.endpoints.length];
   const client = new proto.AgentGateway(
     endpoint,
-    grpc.credentials.createSsl(config.caPem, Buffer.from(agent.spec.keyPem), Buffer.from(agent.spec.certPem)),
+    credentialsOf(agent),
     // Its own subchannel pool: one TLS connection per agent, as with agents on separate hosts.
     { 'grpc.use_local_subchannel_pool': 1, 'grpc.keepalive_time_ms': 30_000 },
   );
@@ -103,6 +125,7 @@ function open(agent) {
       if (agent.lost && agent.lost.welcomeAt === undefined) {
         agent.lost.welcomeAt = now();
         agent.lost.helloMs = agent.lost.welcomeAt - started;
+        agent.lost.resumed = agent.tls?.lastResumed === true;
         agent.lost.endpoint = endpoint;
       }
       agent.backoff.reset();
@@ -189,7 +212,9 @@ async function handle(msg) {
         caPem: Buffer.from(msg.caPem),
         capacity: msg.capacity,
         reconnect: msg.reconnect === true,
+        resume: msg.resume !== false,
       };
+      if (config.resume) tlsSession = await import('../dist/agent/tls-session.js');
       return { type: 'ready' };
     case 'connect': {
       const first = agents.length;
@@ -234,6 +259,7 @@ async function handle(msg) {
     }
     case 'mark':
       for (const agent of agents) agent.lost = undefined;
+      loopDelay.reset();
       return { type: 'marked' };
     case 'reconnects':
       if (msg.summary) {
@@ -244,6 +270,9 @@ async function handle(msg) {
           welcomed: lost.filter((l) => l.welcomeAt !== undefined).length,
           acked: lost.filter((l) => l.ackAt !== undefined).length,
           connected: connectedCount(),
+          errors: Object.fromEntries(errors),
+          loopP99Ms: loopDelay.percentile(99) / 1e6,
+          loopMaxMs: loopDelay.max / 1e6,
         };
       }
       return {

@@ -43,6 +43,8 @@ const RESTARTS = Math.max(1, Number(env.BENCH_STORM_RESTARTS ?? 2));
 const TIMEOUT_S = Number(env.BENCH_STORM_TIMEOUT_S ?? 180);
 /** What the rows are labelled with (e.g. the change measured). */
 const LABEL = env.BENCH_STORM_LABEL ?? 'current';
+/** `0`: the agents do not offer their last TLS session (as agents before resumption). */
+const RESUME = env.BENCH_STORM_RESUME !== '0';
 const CONNECT_CONCURRENCY = Number(env.BENCH_STORM_CONNECT_CONCURRENCY ?? 50);
 /** Extra environment for the service, e.g. `AGENT_ADMISSION=64` (comma-separated KEY=VALUE). */
 const SERVICE_ENV = Object.fromEntries(
@@ -51,6 +53,9 @@ const SERVICE_ENV = Object.fromEntries(
     .filter((kv) => kv.includes('='))
     .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
+
+/** When set, the restarted service is CPU-profiled into this directory (written when it exits). */
+const PROFILE_DIR = env.BENCH_STORM_PROFILE_DIR;
 
 const log = (...args) => console.error(`[storm ${new Date().toISOString().slice(11, 19)}]`, ...args);
 const fmt = (v, digits = 1) => (v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(digits));
@@ -110,7 +115,13 @@ async function restart(ctx, round) {
   const code = await old.stop();
   const tExited = now();
   if (code !== 0) log(`service exited ${code} on SIGTERM`);
-  const svc = await spawnUntilReady(MAIN, ctx.serviceEnv, '/health/ready', 120_000);
+  const svc = await spawnUntilReady(
+    MAIN,
+    ctx.serviceEnv,
+    '/health/ready',
+    120_000,
+    PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
+  );
   ctx.svc = svc;
   const tReady = now();
   const pid = svc.child.pid;
@@ -130,9 +141,24 @@ async function restart(ctx, round) {
     for (const r of rows) seenNotHealthy.set(r.id, r.status);
     const answers = await all(sims, { type: 'reconnects', summary: true }, 'reconnects');
     state = answers.reduce(
-      (s, a) => ({ lost: s.lost + a.lost, welcomed: s.welcomed + a.welcomed, acked: s.acked + a.acked }),
-      { lost: 0, welcomed: 0, acked: 0 },
+      (s, a) => ({
+        lost: s.lost + a.lost,
+        welcomed: s.welcomed + a.welcomed,
+        acked: s.acked + a.acked,
+        loopP99Ms: Math.max(s.loopP99Ms, a.loopP99Ms),
+        loopMaxMs: Math.max(s.loopMaxMs, a.loopMaxMs),
+      }),
+      { lost: 0, welcomed: 0, acked: 0, loopP99Ms: 0, loopMaxMs: 0 },
     );
+    if (polls % 20 === 0) {
+      const errors = {};
+      for (const a of answers)
+        for (const [k, v] of Object.entries(a.errors)) errors[k] = (errors[k] ?? 0) + v;
+      log(
+        `round ${round}: ${state.welcomed} welcomed, ${state.acked} acked at ${fmt((now() - tStop) / 1000)} s; ` +
+          `not healthy ${rows.length}; agents' errors so far ${JSON.stringify(errors)}`,
+      );
+    }
     if (state.acked >= AGENTS || now() > deadline) break;
   }
   const cpu = cpuDelta(cpuA, await cpuSample(sql, database, pid, sims));
@@ -164,6 +190,7 @@ async function restart(ctx, round) {
     attemptsMean: attempts.reduce((s, a) => s + a, 0) / Math.max(1, attempts.length),
     attemptsMax: Math.max(0, ...attempts),
     resumed,
+    agentsLoop: state,
     cpu,
     load1: Math.max(load1, loadavg()[0]),
     seenNotHealthy: seenNotHealthy.size,
@@ -223,6 +250,7 @@ export async function stormBench() {
           caPem: enrolled.caPem,
           capacity: AGENT_CAPACITY,
           reconnect: true,
+          resume: RESUME,
         },
         'ready',
       );
@@ -283,6 +311,7 @@ function report(initial, rounds, startLoad) {
       'attempts mean / max',
       'TLS resumed',
       'service / agents / PG CPU %',
+      'agents loop delay p99 / max ms',
       'others CPU %, loadavg',
       'workers seen not healthy (most at once) / unreachable transitions',
       'statuses after',
@@ -298,6 +327,7 @@ function report(initial, rounds, startLoad) {
       `${fmt(r.attemptsMean)} / ${r.attemptsMax}`,
       `${r.resumed} / ${r.lost}`,
       `${fmt(r.cpu.service, 0)} / ${fmt(r.cpu.agents, 0)} / ${fmt(r.cpu.pg, 0)}`,
+      `${ms(r.agentsLoop.loopP99Ms)} / ${ms(r.agentsLoop.loopMaxMs)}`,
       `${fmt(r.cpu.other, 0)}, ${fmt(r.load1, 2)}`,
       `${r.seenNotHealthy} (${r.worst}${r.seenStatuses.length ? `: ${r.seenStatuses.join(', ')}` : ''}) / ${r.transitions}`,
       Object.entries(r.statuses)
@@ -316,7 +346,9 @@ function report(initial, rounds, startLoad) {
     t,
     'Seconds from the SIGTERM. "connects/s": welcomes over the time from the new process being ready (or the ' +
       'first welcome) to the last. hello→welcome: the attempt that succeeded. CPU in % of one core from ready to ' +
-      'the last ack; "others": everything but the service, the agents, its PostgreSQL backends and the bench.',
+      'the last ack; "others": everything but the service, the agents, its PostgreSQL backends and the bench. ' +
+      "Agents loop delay: the simulated agents' event loop (they time out a welcome after 10 s like the real " +
+      'agent; a loop far behind makes them the limit).',
     '',
   ].join('\n');
 }
