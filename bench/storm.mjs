@@ -54,7 +54,7 @@ const SERVICE_ENV = Object.fromEntries(
     .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
 
-/** When set, the restarted service is CPU-profiled into this directory (written when it exits). */
+/** When set, the restarted service and the agents are CPU-profiled into this directory (at exit). */
 const PROFILE_DIR = env.BENCH_STORM_PROFILE_DIR;
 
 const log = (...args) => console.error(`[storm ${new Date().toISOString().slice(11, 19)}]`, ...args);
@@ -240,7 +240,10 @@ export async function stormBench() {
     log(`${AGENTS} agents enrolled in ${fmt(enrolled.seconds)} s`);
     for (let p = 0; p < PROCS; p++) {
       const sim = new IpcChild(new URL('./sim-agents.mjs', import.meta.url).pathname, {
-        execArgv: ['--no-deprecation'],
+        execArgv: [
+          '--no-deprecation',
+          ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+        ],
       });
       ctx.sims.push(sim);
       await sim.request(
