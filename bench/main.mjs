@@ -11,6 +11,7 @@ import { metricRemoteWriteBench } from './metric-remote-write.mjs';
 import { metricStoreBench } from './metric-store.mjs';
 import { replicasBench } from './replicas.mjs';
 import { liveThroughputBench, startupBench } from './startup-and-http.mjs';
+import { stormBench } from './storm.mjs';
 import { tokensBench } from './tokens.mjs';
 import { tunnelBench } from './tunnel.mjs';
 
@@ -24,6 +25,7 @@ const benches = {
   'agent-memory': agentMemoryBench,
   dispatch: dispatchBench,
   replicas: replicasBench,
+  storm: stormBench,
   tunnel: tunnelBench,
   'metric-chunks': metricChunksBench,
   promql: promqlBench,

@@ -5,18 +5,21 @@
 // several endpoints, agent k starts at endpoint k mod n and, when its stream ends, goes to the next
 // one after the real agent's backoff (`Backoff` from dist/agent, 500 ms floor, full jitter, reset
 // by a welcome). Every heartbeat is timed until its `heartbeat_ack` inside a window. Driven over IPC:
-//   {type:'init', endpoints, caPem, capacity, reconnect} -> {type:'ready'}
+//   {type:'init', endpoints, caPem, capacity, reconnect, resume} -> {type:'ready'}
 //   {type:'connect', agents:[{id,keyPem,certPem}], concurrency}
 //                                               -> {type:'connected', ok, failed, connectMs, errors}
 //   {type:'collect'}                            -> {type:'collected', received, jobs, duplicates, ...}
 //   {type:'window-start'} / {type:'window-end'} -> {type:'window', sent, acked, latencies}
 //   {type:'mark'}: forget the reconnections so far; {type:'reconnects'} -> {type:'reconnects', agents}
+//     (each lost stream: when, its welcome again, the successful attempt's hello→welcome, attempts,
+//     its first ack after); {type:'reconnects', summary: true} -> only the counts
 //   {type:'stop'}                               -> {type:'stopped'}, then exit
 // Times are CLOCK_MONOTONIC milliseconds (process.hrtime), the same clock in every process here.
 import * as grpc from '@grpc/grpc-js';
 import { hostname } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Backoff } from '../dist/agent/server-addresses.js';
-import { loadAgentProto } from '../dist/contracts/agent-protocol/index.js';
+import { IDENTITY_REVOKED, loadAgentProto } from '../dist/contracts/agent-protocol/index.js';
 import { heartbeatMessage, helloMessage, jobAnswers, now } from './lib-jobs.mjs';
 
 const CONNECT_TIMEOUT_MS = 30_000;
@@ -26,9 +29,14 @@ const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
 
 const proto = loadAgentProto();
+/** This process's event-loop delay since the last `mark`: when it is large, the agents are the limit. */
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 const HOST = hostname();
 
-let config = { endpoints: [], caPem: Buffer.alloc(0), capacity: undefined, reconnect: false };
+let config = { endpoints: [], caPem: Buffer.alloc(0), capacity: undefined, reconnect: false, resume: false };
+/** dist/agent/tls-session.js, loaded when resuming (a build from before it has none). */
+let tlsSession;
 const agents = [];
 /** [job_id, t1, attempt] of every job command since the last collect. */
 let received = [];
@@ -71,12 +79,28 @@ function onAck(agent, sequence) {
   }
 }
 
+/**
+ * The agent's channel credentials: as the real agent's (src/agent/tls-session.ts), offering its last
+ * TLS session when it connects again, unless `resume: false` (plain createSsl, as agents before).
+ * Built once per agent (the real agent builds them per connection, which costs only its own CPU).
+ */
+function credentialsOf(agent) {
+  if (agent.credentials) return agent.credentials;
+  const ca = config.caPem;
+  const key = Buffer.from(agent.spec.keyPem);
+  if (config.resume) {
+    agent.tls = new tlsSession.TlsSessionStore();
+    agent.credentials = new tlsSession.ResumingCredentials(ca, key, agent.spec.certPem, agent.tls);
+  } else agent.credentials = grpc.credentials.createSsl(ca, key, Buffer.from(agent.spec.certPem));
+  return agent.credentials;
+}
+
 /** One stream of `agent` to its current endpoint; on its end, the next endpoint (when reconnecting). */
 function open(agent) {
   const endpoint = config.endpoints[agent.endpoint % config.endpoints.length];
   const client = new proto.AgentGateway(
     endpoint,
-    grpc.credentials.createSsl(config.caPem, Buffer.from(agent.spec.keyPem), Buffer.from(agent.spec.certPem)),
+    credentialsOf(agent),
     // Its own subchannel pool: one TLS connection per agent, as with agents on separate hosts.
     { 'grpc.use_local_subchannel_pool': 1, 'grpc.keepalive_time_ms': 30_000 },
   );
@@ -84,8 +108,11 @@ function open(agent) {
   agent.client = client;
   agent.stream = stream;
   const started = now();
+  if (agent.lost) agent.lost.attempts++;
   let welcomed = false;
   let ended = false;
+  /** As the real agent: a service that says goodbye to a welcomed stream is dialled again at once. */
+  let healthyClose = false;
   const welcomeTimer = setTimeout(() => stream.cancel(), WELCOME_TIMEOUT_MS);
   stream.on('data', (message) => {
     if (message.heartbeat_ack) onAck(agent, message.heartbeat_ack.sequence);
@@ -97,6 +124,8 @@ function open(agent) {
       agent.connectMs ??= now() - started;
       if (agent.lost && agent.lost.welcomeAt === undefined) {
         agent.lost.welcomeAt = now();
+        agent.lost.helloMs = agent.lost.welcomeAt - started;
+        agent.lost.resumed = agent.tls?.lastResumed === true;
         agent.lost.endpoint = endpoint;
       }
       agent.backoff.reset();
@@ -104,7 +133,10 @@ function open(agent) {
       heartbeat(agent);
       agent.timer = setInterval(() => heartbeat(agent), Math.max(100, message.welcome.heartbeat_interval_ms));
       agent.settle(true);
-    } else if (message.disconnect) noteError(`disconnect: ${message.disconnect.reason}`);
+    } else if (message.disconnect) {
+      noteError(`disconnect: ${message.disconnect.reason}`);
+      if (welcomed && message.disconnect.reason !== IDENTITY_REVOKED) healthyClose = true;
+    }
   });
   const done = (why) => {
     if (ended) return;
@@ -116,13 +148,13 @@ function open(agent) {
     noteError(why);
     if (agent.connected) {
       totals.disconnects++;
-      agent.lost = { id: agent.spec.id, at: now(), from: endpoint };
+      agent.lost = { id: agent.spec.id, at: now(), from: endpoint, attempts: 0 };
     }
     agent.connected = false;
     agent.pending.clear();
     if (!config.reconnect) return agent.settle(false);
     agent.endpoint++;
-    const delay = agent.backoff.failed(config.endpoints.length);
+    const delay = healthyClose ? 0 : agent.backoff.failed(config.endpoints.length);
     agent.retry = setTimeout(() => open(agent), delay);
   };
   stream.on('error', (err) => done(welcomed ? `stream error ${err.code}` : `connect error ${err.code}`));
@@ -180,7 +212,9 @@ async function handle(msg) {
         caPem: Buffer.from(msg.caPem),
         capacity: msg.capacity,
         reconnect: msg.reconnect === true,
+        resume: msg.resume !== false,
       };
+      if (config.resume) tlsSession = await import('../dist/agent/tls-session.js');
       return { type: 'ready' };
     case 'connect': {
       const first = agents.length;
@@ -225,8 +259,22 @@ async function handle(msg) {
     }
     case 'mark':
       for (const agent of agents) agent.lost = undefined;
+      loopDelay.reset();
       return { type: 'marked' };
     case 'reconnects':
+      if (msg.summary) {
+        const lost = agents.flatMap((a) => (a.lost ? [a.lost] : []));
+        return {
+          type: 'reconnects',
+          lost: lost.length,
+          welcomed: lost.filter((l) => l.welcomeAt !== undefined).length,
+          acked: lost.filter((l) => l.ackAt !== undefined).length,
+          connected: connectedCount(),
+          errors: Object.fromEntries(errors),
+          loopP99Ms: loopDelay.percentile(99) / 1e6,
+          loopMaxMs: loopDelay.max / 1e6,
+        };
+      }
       return {
         type: 'reconnects',
         agents: agents.flatMap((a) => (a.lost ? [a.lost] : [])),

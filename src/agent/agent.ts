@@ -29,6 +29,7 @@ import { Enrollment, FatalAgentError } from './enrollment.js';
 import { JobRunner } from './job-runner.js';
 import { LogShipper } from './log-shipper.js';
 import { ServiceOutput } from './service-output.js';
+import { ResumingCredentials, TlsSessionStore } from './tls-session.js';
 import {
   Backoff,
   candidateEndpoint,
@@ -123,6 +124,8 @@ export class Agent {
   private previousWorkerId: string | undefined;
   /** Which of the servers' addresses the next stream goes to. */
   private readonly candidates = new Rotation<Candidate>(candidateTarget);
+  /** The TLS session offered at the next connect (tls-session.ts). */
+  private readonly tlsSessions = new TlsSessionStore();
 
   constructor(
     private readonly options: AgentOptions,
@@ -216,6 +219,7 @@ export class Agent {
         this.log.warn({ worker_id: identity.workerId }, 'the service revoked this identity; enrolling again');
         this.previousWorkerId = identity.workerId;
         this.store.wipe();
+        this.tlsSessions.clear();
         backoff.reset();
         continue;
       }
@@ -274,10 +278,13 @@ export class Agent {
     identity: Identity,
     candidate: Candidate,
   ): Promise<{ outcome: Outcome; welcomed: boolean }> {
-    const credentials = grpc.credentials.createSsl(
+    // The last session of this certificate is offered: after a service restart, or on another
+    // replica, the handshake resumes it rather than verifying certificates again.
+    const credentials = new ResumingCredentials(
       Buffer.from(identity.caPem),
       Buffer.from(identity.keyPem),
-      Buffer.from(identity.certPem!),
+      identity.certPem!,
+      this.tlsSessions,
     );
     const client = new this.proto.AgentGateway(candidateTarget(candidate), credentials, {
       ...channelOptions(candidate),
@@ -322,6 +329,7 @@ export class Agent {
               status: message.welcome.status,
               endpoint,
               address: candidateTarget(candidate),
+              tls_resumed: this.tlsSessions.lastResumed,
             },
             'connected',
           );

@@ -53,6 +53,18 @@ export class CaRepository {
     return this.certs.findOne({ where: { workerId, revokedAt: IsNull() }, order: { createdAt: 'DESC' } });
   }
 
+  /** Every valid certificate as `findValid` sees them (newest first, at most `limit`). */
+  async allValid(limit: number): Promise<{ serial: string; workerId: string; notAfter: Date }[]> {
+    const rows = await this.dataSource.query<{ serial: string; worker_id: string; not_after: Date }[]>(
+      `SELECT c.serial, c.worker_id, c.not_after FROM worker_certificates c
+         JOIN workers w ON w.id = c.worker_id AND w.status <> 'pending'
+        WHERE c.revoked_at IS NULL AND c.not_after > now()
+        ORDER BY c.created_at DESC LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({ serial: r.serial, workerId: r.worker_id, notAfter: new Date(r.not_after) }));
+  }
+
   /**
    * The certificate with this serial, if it was issued by us, is not revoked and its worker still
    * exists and is approved (a certificate issued while a deletion raced it stays useless).

@@ -11,6 +11,10 @@ export const normalizeSerial = (hex: string): string => hex.toLowerCase().replac
 
 /** How many refused serials a replica remembers; past that the oldest are forgotten (and re-queried). */
 const REFUSED_SERIALS_KEPT = 10_000;
+/** How many valid certificates a replica remembers (read at start, and at each connect's check). */
+const VALID_SERIALS_KEPT = 100_000;
+/** A remembered valid certificate is read again after this long (or at its expiry, if sooner). */
+const VALID_FOR_MS = 10 * 60_000;
 /** Renewals one worker may make per renewal period (two thirds of WORKER_CERT_TTL): retries included. */
 const RENEWALS_PER_PERIOD = 5;
 
@@ -23,6 +27,14 @@ export class CertificatesService {
    * that keeps reconnecting costs a set lookup, not a database query per attempt.
    */
   private readonly refused = new Set<string>();
+  /**
+   * Certificates found valid, by `serial/workerId`: until when (ms) that answer is reused without a
+   * query, at most VALID_FOR_MS and never past the certificate's expiry. Filled at start with one
+   * query, so a fleet reconnecting after a restart costs no lookup per connection. A worker deleted
+   * through another replica keeps its entry here until then, which is safe: its stream's hello
+   * reads the worker row (gone) and renewals check afresh (`fresh`).
+   */
+  private readonly valid = new Map<string, number>();
   private readonly renewals: FixedWindowCounter;
 
   constructor(
@@ -60,17 +72,37 @@ export class CertificatesService {
     return issued;
   }
 
-  /** Checked when a connection opens: issued by us to this worker, and not revoked. */
-  async isValid(serial: string, workerId: string): Promise<boolean> {
+  /**
+   * Checked when a connection opens: issued by us to this worker, and not revoked. `fresh` reads
+   * the database whatever this replica remembers (before signing anything for the caller).
+   */
+  async isValid(serial: string, workerId: string, { fresh = false } = {}): Promise<boolean> {
     const key = `${normalizeSerial(serial)}/${workerId}`;
     if (this.refused.has(key)) return false;
+    const until = this.valid.get(key);
+    if (!fresh && until !== undefined && until > Date.now()) return true;
     const cert = await this.repository.findValid(normalizeSerial(serial));
     const valid = cert !== null && cert.workerId === workerId && cert.notAfter.getTime() > Date.now();
-    if (!valid) {
+    if (valid) this.remember(key, cert.notAfter);
+    else {
+      this.valid.delete(key);
       if (this.refused.size >= REFUSED_SERIALS_KEPT) this.refused.delete(this.refused.values().next().value!);
       this.refused.add(key);
     }
     return valid;
+  }
+
+  /** Reads every valid certificate at once (at start, before agents connect). */
+  async warm(): Promise<number> {
+    const certs = await this.repository.allValid(VALID_SERIALS_KEPT);
+    for (const c of certs.reverse()) this.remember(`${normalizeSerial(c.serial)}/${c.workerId}`, c.notAfter);
+    return certs.length;
+  }
+
+  private remember(key: string, notAfter: Date): void {
+    this.valid.delete(key);
+    if (this.valid.size >= VALID_SERIALS_KEPT) this.valid.delete(this.valid.keys().next().value!);
+    this.valid.set(key, Math.min(notAfter.getTime(), Date.now() + VALID_FOR_MS));
   }
 
   async currentFor(workerId: string): Promise<string | undefined> {
@@ -86,7 +118,9 @@ export class CertificatesService {
     return this.ca.checkCsr(csrPem);
   }
 
-  revokeForWorker(workerId: string): Promise<string[]> {
-    return this.repository.revokeForWorker(workerId);
+  async revokeForWorker(workerId: string): Promise<string[]> {
+    const serials = await this.repository.revokeForWorker(workerId);
+    for (const serial of serials) this.valid.delete(`${normalizeSerial(serial)}/${workerId}`);
+    return serials;
   }
 }

@@ -21,6 +21,9 @@ import { AgentSessions } from './agent-sessions.js';
 import { CertificatesService } from './certificates.service.js';
 import { CaService } from './ca.service.js';
 import { peerHost } from './peer-address.js';
+import { SecretBox } from '../common/secret-box.js';
+import { ticketOptions, ticketPeriod } from './tls-tickets.js';
+import { Admission } from './admission.js';
 
 const SERVICE_NAME = 'stack.agent.v1.AgentGateway';
 /** An agent that says nothing for this long after connecting is dropped. */
@@ -29,7 +32,9 @@ const HELLO_TIMEOUT_MS = 10_000;
 /**
  * grpc-js credentials with the TLS options `createSsl` does not expose: TLS 1.3 only, and a client
  * certificate required and verified against our CA during the handshake (`rejectUnauthorized`), so
- * a missing or foreign certificate never reaches a handler.
+ * a missing or foreign certificate never reaches a handler. Session tickets shared by every replica
+ * and restart (tls-tickets.ts) let a reconnecting agent resume: its certificate, verified in the
+ * full handshake, is kept in the ticket and reaches `identify` again, which checks it as ever.
  */
 class MutualTls13Credentials extends grpc.ServerCredentials {
   constructor(context: SecureContextOptions) {
@@ -38,6 +43,11 @@ class MutualTls13Credentials extends grpc.ServerCredentials {
 
   _equals(other: grpc.ServerCredentials): boolean {
     return other === this;
+  }
+
+  /** New context options (a new ticket key) for the connections accepted from now on. */
+  update(context: SecureContextOptions): void {
+    this.updateSecureContextOptions(context);
   }
 }
 
@@ -54,6 +64,9 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
   private readonly health = new HealthImplementation({ '': 'NOT_SERVING', [SERVICE_NAME]: 'NOT_SERVING' });
   /** The port actually bound (AGENT_PORT, or the one the OS chose for 0). */
   port = 0;
+  private rotation: NodeJS.Timeout | undefined;
+  /** Hellos served at once (AGENT_HELLO_CONCURRENCY); the rest wait in order. */
+  private readonly admission: Admission;
 
   constructor(
     private readonly ca: CaService,
@@ -61,8 +74,10 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     private readonly sessions: AgentSessions,
     private readonly startup: StartupState,
     private readonly config: AppConfig,
+    private readonly box: SecretBox,
     health: OrchestratorHealthService,
   ) {
+    this.admission = new Admission(config.agentHelloConcurrency);
     startup.expectListener('grpc');
     health.registerCheck('grpc', () => (this.listening ? 'ok' : 'not_listening'));
     health.registerAgentEndpoint(() => this.endpoint);
@@ -93,6 +108,8 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
       ]),
     ];
     const { certPem, keyPem } = await this.ca.issueServerCertificate(hosts);
+    // Before the port opens: a fleet reconnecting after a restart finds its certificates known.
+    await this.certificates.warm();
     const server = new grpc.Server({
       // Channelz keeps per-connection bookkeeping (socket refs, call counters, trace events) for an
       // admin service we do not expose: about 1 KiB of V8 heap per agent, and a counter update per
@@ -116,11 +133,32 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
       ) => void this.renew(call, callback),
     });
     this.health.addToServer(server);
-    const credentials = new MutualTls13Credentials({
+    const context = (at: number) => ({
       ca: Buffer.from(this.ca.caPem),
       cert: Buffer.from(certPem),
       key: Buffer.from(keyPem),
+      ...ticketOptions(this.box, at),
     });
+    const credentials = new MutualTls13Credentials(context(Date.now()));
+    // A new ticket key at each period's start, on every replica alike (the wall clock's period).
+    let current = ticketPeriod(Date.now()).period;
+    const rotate = () => {
+      const { endsAt } = ticketPeriod(Date.now());
+      this.rotation = setTimeout(
+        () => {
+          const now = Date.now();
+          if (ticketPeriod(now).period !== current) {
+            current = ticketPeriod(now).period;
+            credentials.update(context(now));
+          }
+          rotate();
+        },
+        // At most a day at a time (setTimeout's limit is under 25 days); a few ms past the start.
+        Math.min(86_400_000, endsAt - Date.now() + 10),
+      );
+      this.rotation.unref();
+    };
+    rotate();
     this.port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`${this.config.host}:${this.config.agentPort}`, credentials, (err, port) =>
         err ? reject(err) : resolve(port),
@@ -134,6 +172,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    clearTimeout(this.rotation);
     const server = this.server;
     if (!server) return;
     this.health.setStatus('', 'NOT_SERVING');
@@ -154,6 +193,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
 
   private async identify(
     call: Pick<grpc.ServerUnaryCall<unknown, unknown>, 'getAuthContext'>,
+    { fresh = false } = {},
   ): Promise<PeerIdentity> {
     const peer = call.getAuthContext().sslPeerCertificate;
     const cn = peer?.subject?.CN;
@@ -161,7 +201,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     const serial = peer?.serialNumber;
     if (!workerId || !serial)
       throw new AppError(401, 'unauthorized', 'Unauthorized', 'no client certificate');
-    if (!(await this.certificates.isValid(serial, workerId))) {
+    if (!(await this.certificates.isValid(serial, workerId, { fresh }))) {
       throw new AppError(401, 'unauthorized', 'Unauthorized', IDENTITY_REVOKED);
     }
     return { workerId, serial };
@@ -203,10 +243,18 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
               );
             }
             clearTimeout(helloTimer);
-            // Where this authenticated stream comes from: peers probe the agent there.
-            const welcome = await events.hello(peer.workerId, message.hello, {
-              remoteHost: peerHost(stream.getPeer()),
-            });
+            // In turn with the other hellos; one whose agent gave up while it waited costs nothing.
+            const release = await this.admission.acquire();
+            let welcome: Awaited<ReturnType<typeof events.hello>>;
+            try {
+              if (closed) return;
+              // Where this authenticated stream comes from: peers probe the agent there.
+              welcome = await events.hello(peer.workerId, message.hello, {
+                remoteHost: peerHost(stream.getPeer()),
+              });
+            } finally {
+              release();
+            }
             if (closed) {
               // The agent went away while we looked it up: do not keep a dead stream.
               events.disconnected(peer.workerId);
@@ -264,7 +312,8 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     callback: grpc.sendUnaryData<RenewCertificateResponse>,
   ): Promise<void> {
     try {
-      const peer = await this.identify(call);
+      // Before signing: the database's word, not what this replica remembers.
+      const peer = await this.identify(call, { fresh: true });
       const issued = await this.certificates.renew(peer.workerId, call.request.csr_pem);
       this.logger.log(
         { worker_id: peer.workerId, not_after: issued.notAfter.toISOString() },

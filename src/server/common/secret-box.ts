@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, scryptSync } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppConfig } from '../config/config.js';
@@ -33,6 +33,14 @@ export class SecretBox {
       cipher.getAuthTag().toString('base64url'),
       body.toString('base64url'),
     ].join('.');
+  }
+
+  /**
+   * A key for `purpose` derived from the master key (HKDF-SHA256): the same on every replica that
+   * shares the master key, and unrelated to the key material of any other purpose.
+   */
+  derive(purpose: string, length: number): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, 'stack-orchestrator/derived/v1', purpose, length));
   }
 
   /** Throws when the master key or the context does not match. */

@@ -79,6 +79,7 @@ export class AppConfig {
   readonly agentPort: number;
   /** AGENT_ENDPOINTS: where installed agents hold their stream; empty: the endpoint enrollment advertises. */
   readonly agentEndpoints: HostPort[];
+  readonly agentHelloConcurrency: number;
   readonly databaseUrl: string | undefined;
   readonly databasePoolSize: number;
   readonly dataDir: string;
@@ -154,6 +155,7 @@ export class AppConfig {
     this.host = read('HOST') ?? '';
     this.agentPort = read('AGENT_PORT') ?? 0;
     this.agentEndpoints = read('AGENT_ENDPOINTS') ?? [];
+    this.agentHelloConcurrency = read('AGENT_HELLO_CONCURRENCY') ?? 0;
     this.databaseUrl = read('DATABASE_URL');
     this.databasePoolSize = read('DATABASE_POOL_SIZE') ?? 0;
     this.dataDir = read('DATA_DIR') ?? '';

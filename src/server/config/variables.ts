@@ -29,6 +29,12 @@ export const VARIABLES = {
       'Agent endpoints (host:port, comma-separated) the install command gives agents: one per replica, or a name that resolves to every replica; each host is also named in the agent port certificate',
     parse: hostPortList,
   },
+  AGENT_HELLO_CONCURRENCY: {
+    default: '16',
+    description:
+      'Agent hellos the gateway processes at once (database lookups and session claims); the rest wait in order, and one whose agent gave up is skipped',
+    parse: positiveInt(1, 1000),
+  },
   DATABASE_URL: {
     sensitive: true,
     redact: redactUrl,

@@ -19,6 +19,7 @@ import {
 import { CertificatesService } from '../agent-gateway/certificates.service.js';
 import { SESSION_TTL_MS, SessionDirectory } from '../agent-gateway/session-directory.js';
 import { Leases } from '../common/leases.js';
+import { StartupState } from '../common/startup-state.js';
 import { AuditService } from '../audit/audit.service.js';
 import { AppError, NotFoundError } from '../common/app-error.js';
 import { type Cursor, type Page, cursorPage, byCreation } from '../common/pagination.js';
@@ -93,6 +94,8 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
   readonly thresholds: Thresholds;
   private timer: NodeJS.Timeout | undefined;
   private lastSweep = 0;
+  /** Since when (performance.now) this replica has held the sweep lease without a break. */
+  private sweepingSince: number | undefined;
   private ticking = false;
   private counts: Record<string, number> = {};
 
@@ -102,6 +105,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     private readonly sessions: AgentSessions,
     private readonly directory: SessionDirectory,
     private readonly leases: Leases,
+    private readonly startup: StartupState,
     private readonly audit: AuditService,
     private readonly health: OrchestratorHealthService,
     private readonly links: ConnectivityService,
@@ -348,9 +352,11 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     try {
       await this.flush();
       this.silence();
-      if (Date.now() - this.lastSweep >= this.config.heartbeatIntervalMs) {
+      const due = Date.now() - this.lastSweep >= this.config.heartbeatIntervalMs;
+      const held = await this.sweepLease(due);
+      if (due) {
         this.lastSweep = Date.now();
-        await this.sweep();
+        await this.sweep(held);
       }
     } catch (err) {
       this.logger.warn({ err }, 'worker state flush or sweep failed; retrying');
@@ -404,13 +410,32 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
   }
 
   /**
+   * The sweep lease: taken at the sweep's pace, and renewed at every tick by its holder (a query a
+   * third of a TTL at most), so holding it stays unbroken however long the heartbeat interval.
+   */
+  private async sweepLease(due: boolean): Promise<boolean> {
+    if (!due && this.sweepingSince === undefined) return false;
+    const held = await this.leases.holds(WORKER_SWEEP_LEASE, SWEEP_LEASE_TTL_MS);
+    // The grace counts from when agents can reach this replica again: its listeners are up.
+    if (!held || !this.startup.status().started) this.sweepingSince = undefined;
+    else this.sweepingSince ??= performance.now();
+    return held;
+  }
+
+  /**
    * On the lease holder, one statement marks silent workers unreachable (a worker heard from
    * meanwhile is restored); on every replica, the status counts behind the health check.
+   *
+   * Restart grace: the holder judges silence only once it has held the lease, with its listeners
+   * up, for the whole timeout, so after a restart or a takeover every worker gets three intervals
+   * from then to report, as if its silence counted from max(last heartbeat, takeover). A replica restarting while another
+   * holds the lease changes nothing: that one's sweeps go on as before.
    */
-  private async sweep(): Promise<void> {
+  private async sweep(held: boolean): Promise<void> {
     const silenceMs = this.silenceMs;
-    const held = await this.leases.acquire(WORKER_SWEEP_LEASE, SWEEP_LEASE_TTL_MS);
-    const marked = held ? await this.repository.markUnreachable(silenceMs, SESSION_TTL_MS) : [];
+    const judging =
+      held && this.sweepingSince !== undefined && performance.now() - this.sweepingSince >= silenceMs;
+    const marked = judging ? await this.repository.markUnreachable(silenceMs, SESSION_TTL_MS) : [];
     for (const { id, previous } of marked) {
       const w = this.live.get(id);
       if (w?.lastHeartbeat && Date.now() - w.lastHeartbeat.getTime() < silenceMs) {
