@@ -33,6 +33,11 @@ const HELLO_TIMEOUT_MS = 10_000;
 const CONNECT_QUEUE = 20_000;
 /** An agent gives up on a stream not welcomed within 10 s: a connection that waited 8 s is closed. */
 const CONNECT_MAX_WAIT_MS = 8_000;
+/**
+ * A turn ends after this even without a welcome: a handshake and hello take milliseconds, so a
+ * connection still at it waits on its client (a stalled or vanished agent), not on us.
+ */
+const CONNECT_HOLD_MS = 2_000;
 
 /**
  * grpc-js credentials with the TLS options `createSsl` does not expose: TLS 1.3 only, and a client
@@ -172,7 +177,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
         inFlight: this.config.agentConnectConcurrency,
         queue: CONNECT_QUEUE,
         maxWaitMs: CONNECT_MAX_WAIT_MS,
-        holdMs: HELLO_TIMEOUT_MS,
+        holdMs: CONNECT_HOLD_MS,
       },
       (socket) => injector.injectConnection(socket),
     );
