@@ -24,10 +24,20 @@ import { peerHost } from './peer-address.js';
 import { SecretBox } from '../common/secret-box.js';
 import { ticketOptions, ticketPeriod } from './tls-tickets.js';
 import { Admission } from './admission.js';
+import { ConnectionGate } from './connection-gate.js';
 
 const SERVICE_NAME = 'stack.agent.v1.AgentGateway';
 /** An agent that says nothing for this long after connecting is dropped. */
 const HELLO_TIMEOUT_MS = 10_000;
+/** Accepted agent connections that may wait for a turn (connection-gate.ts); more are closed. */
+const CONNECT_QUEUE = 20_000;
+/** An agent gives up on a stream not welcomed within 10 s: a connection that waited 8 s is closed. */
+const CONNECT_MAX_WAIT_MS = 8_000;
+/**
+ * A turn ends after this even without a welcome: a handshake and hello take milliseconds, so a
+ * connection still at it waits on its client (a stalled or vanished agent), not on us.
+ */
+const CONNECT_HOLD_MS = 2_000;
 
 /**
  * grpc-js credentials with the TLS options `createSsl` does not expose: TLS 1.3 only, and a client
@@ -67,6 +77,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
   private rotation: NodeJS.Timeout | undefined;
   /** Hellos served at once (AGENT_HELLO_CONCURRENCY); the rest wait in order. */
   private readonly admission: Admission;
+  private gate: ConnectionGate | undefined;
 
   constructor(
     private readonly ca: CaService,
@@ -159,11 +170,18 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
       this.rotation.unref();
     };
     rotate();
-    this.port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`${this.config.host}:${this.config.agentPort}`, credentials, (err, port) =>
-        err ? reject(err) : resolve(port),
-      ),
+    // Our own listener admits connections in turn (connection-gate.ts) and hands them to grpc-js.
+    const injector = server.createConnectionInjector(credentials);
+    this.gate = new ConnectionGate(
+      {
+        inFlight: this.config.agentConnectConcurrency,
+        queue: CONNECT_QUEUE,
+        maxWaitMs: CONNECT_MAX_WAIT_MS,
+        holdMs: CONNECT_HOLD_MS,
+      },
+      (socket) => injector.injectConnection(socket),
     );
+    this.port = await this.gate.listen(this.config.host, this.config.agentPort);
     this.server = server;
     this.health.setStatus('', 'SERVING');
     this.health.setStatus(SERVICE_NAME, 'SERVING');
@@ -178,6 +196,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     this.health.setStatus('', 'NOT_SERVING');
     this.health.setStatus(SERVICE_NAME, 'NOT_SERVING');
     this.sessions.closeAll('service shutting down');
+    this.gate?.close();
     await new Promise<void>((resolve) => {
       const force = setTimeout(() => {
         server.forceShutdown();
@@ -210,9 +229,13 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
   private connect(stream: grpc.ServerDuplexStream<AgentMessage, ServerMessage>): void {
     let workerId: string | undefined;
     let closed = false;
+    // The connection's turn at the gate ends with its welcome, or with the stream.
+    const peerAddress = stream.getPeer();
+    const settle = () => this.gate?.settled(peerAddress);
     const fail = (err: unknown) => {
       if (closed) return;
       closed = true;
+      settle();
       const code = grpcStatusFor(err);
       const details = err instanceof AppError ? err.message : 'internal error';
       if (code === grpc.status.INTERNAL)
@@ -250,7 +273,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
               if (closed) return;
               // Where this authenticated stream comes from: peers probe the agent there.
               welcome = await events.hello(peer.workerId, message.hello, {
-                remoteHost: peerHost(stream.getPeer()),
+                remoteHost: peerHost(peerAddress),
               });
             } finally {
               release();
@@ -271,6 +294,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
               },
             });
             this.sessions.connected(workerId, message.hello);
+            settle();
             return;
           }
           if (message.heartbeat) {
@@ -294,6 +318,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     const finish = () => {
       clearTimeout(helloTimer);
       closed = true;
+      settle();
       if (workerId !== undefined && this.sessions.unregister(workerId, stream)) {
         this.sessions.disconnected(workerId);
       }

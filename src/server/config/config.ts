@@ -80,6 +80,7 @@ export class AppConfig {
   /** AGENT_ENDPOINTS: where installed agents hold their stream; empty: the endpoint enrollment advertises. */
   readonly agentEndpoints: HostPort[];
   readonly agentHelloConcurrency: number;
+  readonly agentConnectConcurrency: number;
   readonly databaseUrl: string | undefined;
   readonly databasePoolSize: number;
   readonly dataDir: string;
@@ -156,6 +157,7 @@ export class AppConfig {
     this.agentPort = read('AGENT_PORT') ?? 0;
     this.agentEndpoints = read('AGENT_ENDPOINTS') ?? [];
     this.agentHelloConcurrency = read('AGENT_HELLO_CONCURRENCY') ?? 0;
+    this.agentConnectConcurrency = read('AGENT_CONNECT_CONCURRENCY') ?? 0;
     this.databaseUrl = read('DATABASE_URL');
     this.databasePoolSize = read('DATABASE_POOL_SIZE') ?? 0;
     this.dataDir = read('DATA_DIR') ?? '';

@@ -35,6 +35,12 @@ export const VARIABLES = {
       'Agent hellos the gateway processes at once (database lookups and session claims); the rest wait in order, and one whose agent gave up is skipped',
     parse: positiveInt(1, 1000),
   },
+  AGENT_CONNECT_CONCURRENCY: {
+    default: '64',
+    description:
+      'Agent connections the gateway takes from accept to welcome at once (TLS handshake, HTTP/2, hello); the rest wait accepted, in order',
+    parse: positiveInt(1, 10000),
+  },
   DATABASE_URL: {
     sensitive: true,
     redact: redactUrl,

@@ -1,0 +1,83 @@
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConnectionGate } from './connection-gate.js';
+
+const closed = (socket: Socket) => new Promise<void>((resolve) => socket.once('close', () => resolve()));
+const opened = (port: number) =>
+  new Promise<Socket>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket));
+    socket.once('error', reject);
+  });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('ConnectionGate (real loopback sockets)', () => {
+  let gate: ConnectionGate | undefined;
+  const clients: Socket[] = [];
+  const injected: Socket[] = [];
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.destroy();
+    gate?.close();
+    for (const s of injected.splice(0)) s.destroy();
+  });
+
+  async function start(options: { inFlight: number; queue: number; maxWaitMs: number; holdMs: number }) {
+    // As grpc-js would, the admitted connection is read (and so its end is seen).
+    gate = new ConnectionGate(options, (s) => injected.push(s.resume()));
+    const port = await gate.listen('127.0.0.1', 0);
+    return { port, injected, gate };
+  }
+
+  async function client(port: number): Promise<Socket> {
+    const s = await opened(port);
+    clients.push(s);
+    return s;
+  }
+
+  it('admits in turn and in order; a connection that settles or closes passes its turn on', async () => {
+    const { port, injected, gate } = await start({
+      inFlight: 2,
+      queue: 10,
+      maxWaitMs: 10_000,
+      holdMs: 60_000,
+    });
+    const ports = [];
+    for (let i = 0; i < 4; i++) ports.push((await client(port)).localPort);
+    const second = clients[1];
+    await sleep(100);
+    expect(injected).toHaveLength(2);
+    expect(gate.queued).toBe(2);
+    // The first by the name grpc-js gives it (its remote address and port, seen from the server).
+    gate.settled(`${injected[0].remoteAddress}:${injected[0].remotePort}`);
+    await sleep(50);
+    expect(injected).toHaveLength(3);
+    // A client that goes away frees its turn too.
+    second.destroy();
+    await sleep(100);
+    expect(injected).toHaveLength(4);
+    expect(injected.map((s) => s.remotePort)).toEqual(ports);
+  });
+
+  it('closes a connection past the queue at once, and one that waited too long instead of admitting it', async () => {
+    const { port, injected, gate } = await start({ inFlight: 1, queue: 1, maxWaitMs: 200, holdMs: 60_000 });
+    await client(port);
+    const queued = await client(port);
+    const over = await client(port);
+    await closed(over);
+    expect(gate.refused).toBe(1);
+    await sleep(300);
+    gate.settled(`${injected[0].remoteAddress}:${injected[0].remotePort}`);
+    await closed(queued);
+    expect(gate.refused).toBe(2);
+    expect(injected).toHaveLength(1);
+  });
+
+  it('frees a turn held without a welcome after holdMs', async () => {
+    const { port, injected } = await start({ inFlight: 1, queue: 10, maxWaitMs: 10_000, holdMs: 200 });
+    await client(port);
+    await client(port);
+    await sleep(50);
+    expect(injected).toHaveLength(1);
+    await sleep(300);
+    expect(injected).toHaveLength(2);
+  });
+});

@@ -1,0 +1,116 @@
+import { createServer, type Server, type Socket } from 'node:net';
+
+export interface ConnectionGateOptions {
+  /** Connections between accept and `welcome` (TLS handshake, HTTP/2 set-up, hello) at once. */
+  inFlight: number;
+  /** Accepted connections that may wait for a turn; past it a new one is closed at once. */
+  queue: number;
+  /** A connection that waited this long is closed instead of admitted: its agent has given up. */
+  maxWaitMs: number;
+  /** A connection admitted but neither welcomed nor closed frees its turn after this long. */
+  holdMs: number;
+}
+
+/**
+ * The agent port's own listener, in front of grpc-js (`createConnectionInjector`): it admits at most
+ * `inFlight` connections at a time from accept to `welcome`, in arrival order, and keeps the others
+ * accepted but unread (`pauseOnConnect`) until their turn. When a whole fleet redials at once (after
+ * a restart), handshaking every connection together made each one finish late: after the agents'
+ * 10 s welcome timeout, so they gave up, redialled after a growing backoff, and the service did the
+ * handshakes of connections already abandoned. In turn, each handshake finishes within its wait.
+ * A connection is identified as grpc-js's `getPeer()` names it (`address:port` of the socket).
+ */
+export class ConnectionGate {
+  private readonly admitted = new Map<string, NodeJS.Timeout>();
+  private readonly waiting: { socket: Socket; at: number }[] = [];
+  private server: Server | undefined;
+  /** Connections closed unadmitted (queue full, or waited too long), since start. */
+  refused = 0;
+
+  constructor(
+    private readonly options: ConnectionGateOptions,
+    private readonly inject: (socket: Socket) => void,
+  ) {}
+
+  /** Connections waiting for a turn. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** Connections admitted and not yet welcomed or closed. */
+  get inFlight(): number {
+    return this.admitted.size;
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    const server = createServer({ pauseOnConnect: true }, (socket) => this.arrive(socket));
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host, port }, () => {
+        server.off('error', reject);
+        const address = server.address();
+        resolve(typeof address === 'object' && address !== null ? address.port : port);
+      });
+    });
+  }
+
+  /**
+   * Stops accepting and closes the connections still waiting. Admitted ones are grpc-js's: its
+   * shutdown ends them (so this does not wait for the listener's last connection).
+   */
+  close(): void {
+    for (const { socket } of this.waiting.splice(0)) socket.destroy();
+    for (const timer of this.admitted.values()) clearTimeout(timer);
+    this.admitted.clear();
+    this.server?.close();
+    this.server = undefined;
+  }
+
+  /** The connection `peer` names (grpc-js `getPeer()`) was welcomed or refused: its turn is over. */
+  settled(peer: string): void {
+    const timer = this.admitted.get(peer);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.admitted.delete(peer);
+    this.next();
+  }
+
+  private arrive(socket: Socket): void {
+    // Until grpc-js has it, nobody else listens for its errors (a reset while it waits).
+    socket.on('error', () => socket.destroy());
+    if (this.admitted.size < this.options.inFlight && this.waiting.length === 0) {
+      this.admit(socket);
+      return;
+    }
+    if (this.waiting.length >= this.options.queue) {
+      this.refused++;
+      socket.destroy();
+      return;
+    }
+    this.waiting.push({ socket, at: Date.now() });
+  }
+
+  private admit(socket: Socket): void {
+    const peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    const timer = setTimeout(() => this.settled(peer), this.options.holdMs);
+    timer.unref();
+    this.admitted.set(peer, timer);
+    socket.once('close', () => this.settled(peer));
+    this.inject(socket);
+  }
+
+  private next(): void {
+    const now = Date.now();
+    while (this.admitted.size < this.options.inFlight && this.waiting.length > 0) {
+      const { socket, at } = this.waiting.shift()!;
+      if (socket.destroyed) continue;
+      if (now - at > this.options.maxWaitMs) {
+        this.refused++;
+        socket.destroy();
+        continue;
+      }
+      this.admit(socket);
+    }
+  }
+}
