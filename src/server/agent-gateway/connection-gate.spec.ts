@@ -14,7 +14,7 @@ describe('ConnectionGate (real loopback sockets)', () => {
   let gate: ConnectionGate | undefined;
   const clients: Socket[] = [];
   const injected: Socket[] = [];
-  afterEach(async () => {
+  afterEach(() => {
     for (const c of clients.splice(0)) c.destroy();
     gate?.close();
     for (const s of injected.splice(0)) s.destroy();
