@@ -89,12 +89,16 @@ done
 
 ping_socket() { curl -sf --max-time 2 --unix-socket "$SOCKET" http://d/_ping >/dev/null 2>&1; }
 
-# A service we started earlier with another config is restarted; one started by someone else is
-# left alone (its config is theirs).
-if [ -n "$conf_changed" ] && [ -s "$PIDFILE" ] && ping_socket; then
+# A service we started earlier is restarted when its config changed, or when the directory it was
+# started from is gone (a removed checkout: conmon then fails every container with "Failed to get
+# working directory"); one started by someone else is left alone (its config is theirs).
+if [ -s "$PIDFILE" ] && ping_socket; then
   pid=$(cat "$PIDFILE")
-  if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = podman ]; then
-    say "containers.conf changed: restarting the podman service (pid $pid)"
+  reason=''
+  [ -n "$conf_changed" ] && reason='containers.conf changed'
+  case "$(readlink "/proc/$pid/cwd" 2>/dev/null)" in *' (deleted)') reason='its working directory was deleted' ;; esac
+  if [ -n "$reason" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = podman ]; then
+    say "$reason: restarting the podman service (pid $pid)"
     kill "$pid"
     for _ in $(seq 1 50); do
       kill -0 "$pid" 2>/dev/null || break
@@ -107,7 +111,8 @@ if ! ping_socket; then
   rm -f "$SOCKET"
   say "starting podman system service on $SOCKET (log $LOG)"
   # setsid + nohup: the service outlives this script and the CI step that ran it.
-  setsid nohup podman system service --time=0 "unix://$SOCKET" >>"$LOG" 2>&1 </dev/null &
+  # From /: a working directory that may be removed later (a checkout) would break its containers.
+  (cd / && exec setsid nohup podman system service --time=0 "unix://$SOCKET" >>"$LOG" 2>&1 </dev/null) &
   echo $! >"$PIDFILE"
   for _ in $(seq 1 100); do
     ping_socket && break
