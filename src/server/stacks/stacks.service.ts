@@ -407,10 +407,8 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
 
   /** After the commit: publishing for the stacks written, and the single path for the rest. */
   async finishedMany(jobs: JobEntity[], reachedNode: boolean, written: unknown): Promise<void> {
-    const { batch, previous } = (written as FinishedProvisions | undefined) ?? {
-      batch: [],
-      previous: new Map<string, FinishedStack>(),
-    };
+    // What finishingMany answered in the same batch's transaction (JobLifecycle passes it on).
+    const { batch, previous } = written as FinishedProvisions;
     for (const job of batch) {
       const stack = previous.get(job.stackId);
       if (stack && job.status === 'succeeded') await this.publishing.finished(job, stack);
