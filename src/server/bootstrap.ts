@@ -6,9 +6,7 @@ import { PinoLogger } from 'nestjs-pino';
 import type { RequestHandler } from 'express';
 import type { Writable } from 'node:stream';
 import { AppModule } from './app.module.js';
-import { RequestContext } from './common/request-context.js';
-import { requestIdMiddleware } from './common/request-id.middleware.js';
-import { securityHeadersMiddleware } from './common/security-headers.js';
+import { requestFront } from './common/request-front.js';
 import { consoleMiddleware, defaultConsoleDir } from './console/console-static.js';
 import { StartupState } from './common/startup-state.js';
 import type { AppConfig } from './config/config.js';
@@ -53,8 +51,8 @@ export async function createApp(
   app.disable('x-powered-by');
   for (const handler of options.middleware ?? []) app.use(handler);
   const metrics = app.get(HttpMetrics);
-  // Before any Nest middleware: every request gets an id and is counted, whatever happens next.
-  app.use(requestIdMiddleware, securityHeadersMiddleware, metrics.middleware, RequestContext.middleware);
+  // Before any Nest middleware: every request gets an id, is counted and logged, whatever happens next.
+  app.use(requestFront(metrics, () => PinoLogger.root));
   // The web console's static files (docs/console.md): before Nest's routes, after the headers.
   app.use(consoleMiddleware(defaultConsoleDir()));
   installLivenessResponder(app.getHttpServer(), metrics, () => PinoLogger.root);

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startTestApp, type TestApp } from '../support/app.js';
@@ -42,6 +43,25 @@ describe('structured logs', () => {
       msg: 'GET /api/v1/orchestrator/health 200',
     });
     expect(typeof record?.duration_ms).toBe('number');
+  });
+
+  it('a request the client abandons before the answer gets a record too, marked aborted', async () => {
+    // Half a declared body, then the connection closes while the body parser still waits for it.
+    const { port } = new URL(t.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      'POST /oauth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+        'Content-Length: 100\r\nX-Request-Id: gone-1\r\n\r\n{"grant_',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.destroy();
+    let record: Record<string, unknown> | undefined;
+    for (let i = 0; i < 50 && !record; i++) {
+      record = t.logs.records().find((r) => r.request_id === 'gone-1');
+      if (!record) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(record).toMatchObject({ component: 'http', aborted: true, msg: 'POST /oauth/token aborted' });
   });
 
   it('logs made while handling a request carry its id too', async () => {

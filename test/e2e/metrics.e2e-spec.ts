@@ -74,6 +74,14 @@ describe('/metrics', () => {
       .set('Content-Type', 'application/json')
       .send('{bad')
       .expect(400);
+    // Refused before routing on a route with a parameter: named after its template, not the raw id.
+    const clientId = `cli_refused${Date.now()}`;
+    await t.http
+      .patch(`/api/v1/auth/clients/${clientId}`)
+      .set('Authorization', await t.adminAuth())
+      .set('Content-Type', 'application/json')
+      .send('{bad')
+      .expect(400);
     const after = await scrape();
     expect(
       sample(after, 'stack_api_requests_total', {
@@ -92,6 +100,14 @@ describe('/metrics', () => {
         status: '400',
       }),
     ).toBe(1);
+    expect(
+      sample(after, 'stack_api_requests_total', {
+        method: 'PATCH',
+        route: '/api/v1/auth/clients/:clientId',
+        status: '400',
+      }),
+    ).toBe(1);
+    expect(after).not.toContain(clientId);
     expect(after).not.toContain('/definitely/not/here');
     expect(
       sample(after, 'stack_api_request_duration_seconds_count', {

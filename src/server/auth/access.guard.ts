@@ -4,7 +4,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
-import { checkMediaType } from '../common/media-type.js';
+import { checkMediaType, consumedTypes } from '../common/media-type.js';
 import { isDatabaseUnavailable } from '../database/database-errors.js';
 import { RequestContext, type Caller } from '../common/request-context.js';
 import { ACCEPTS_BASIC, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators.js';
@@ -24,6 +24,15 @@ import { hasScope, type Scope } from './scopes.js';
 import { AppConfig } from '../config/config.js';
 import { RESOURCE_METADATA_PATH } from './oauth-metadata.js';
 
+/** What a handler's decorators say about access, read once per handler. */
+interface RoutePolicy {
+  public: boolean;
+  /** undefined: the route declares neither @Public nor @RequireScopes. */
+  scopes: Scope[] | undefined;
+  acceptsBasic: boolean;
+  consumes: string[];
+}
+
 /**
  * The global guard: every route is closed unless it is @Public() or declares its scopes with
  * @RequireScopes(). It verifies the Bearer token (passport-jwt), or on routes marked
@@ -34,6 +43,8 @@ import { RESOURCE_METADATA_PATH } from './oauth-metadata.js';
 export class AccessGuard extends AuthGuard('jwt') {
   private readonly logger = new Logger('auth');
   private readonly resourceMetadata: string;
+  /** Decorator metadata never changes once the application runs: read per handler, not per request. */
+  private readonly policies = new WeakMap<object, WeakMap<object, RoutePolicy>>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -48,25 +59,44 @@ export class AccessGuard extends AuthGuard('jwt') {
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
-    await this.decide(context);
-    checkMediaType(this.reflector, context);
+    const policy = this.policyOf(context);
+    const req = context.switchToHttp().getRequest<Request>();
+    await this.decide(context, req, policy);
+    checkMediaType(req, policy.consumes);
     return true;
   }
 
+  private policyOf(context: ExecutionContext): RoutePolicy {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let ofClass = this.policies.get(controller);
+    if (!ofClass) this.policies.set(controller, (ofClass = new WeakMap()));
+    let policy = ofClass.get(handler);
+    if (!policy) {
+      const targets = [handler, controller];
+      policy = {
+        public: this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, targets) === true,
+        scopes: this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets),
+        acceptsBasic: this.reflector.getAllAndOverride<boolean | undefined>(ACCEPTS_BASIC, targets) === true,
+        consumes: consumedTypes(this.reflector, context),
+      };
+      ofClass.set(handler, policy);
+    }
+    return policy;
+  }
+
   /** Whether the caller may call the route: throws the 401, 403 or 429 otherwise. */
-  private async decide(context: ExecutionContext): Promise<void> {
-    const targets = [context.getHandler(), context.getClass()];
-    const req = context.switchToHttp().getRequest<Request>();
+  private async decide(context: ExecutionContext, req: Request, policy: RoutePolicy): Promise<void> {
     // Decisions are recorded at debug only; at info this costs one level check per request.
     const debug = PinoLogger.root.isLevelEnabled('debug');
     const route = debug
       ? `${req.method} ${(req.route as { path?: string } | undefined)?.path ?? req.path}`
       : '';
-    if (this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, targets)) {
+    if (policy.public) {
       if (debug) this.logger.debug({ route, decision: 'public' }, 'access decision');
       return;
     }
-    const scopes = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets);
+    const scopes = policy.scopes;
     if (scopes === undefined) {
       this.logger.error(
         { method: req.method, path: req.path },
@@ -74,8 +104,7 @@ export class AccessGuard extends AuthGuard('jwt') {
       );
       throw undeclaredRoute();
     }
-    const acceptsBasic =
-      this.reflector.getAllAndOverride<boolean | undefined>(ACCEPTS_BASIC, targets) === true;
+    const acceptsBasic = policy.acceptsBasic;
     const basic = acceptsBasic && /^Basic\b/i.test(req.headers.authorization ?? '');
     try {
       if (basic)

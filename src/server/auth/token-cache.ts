@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import type { Caller } from '../common/request-context.js';
 import { every } from '../common/periodic.js';
@@ -173,4 +173,4 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-const keyOf = (authorization: string): string => createHash('sha256').update(authorization).digest('base64');
+const keyOf = (authorization: string): string => hash('sha256', authorization, 'base64');

@@ -27,14 +27,8 @@ const matches = (actual: string, accepted: string): boolean => {
  * through Nest's rxjs interceptor chain), so an unauthenticated caller learns nothing about a
  * route's media types.
  */
-export function checkMediaType(reflector: Reflector, context: ExecutionContext): void {
-  if (context.getType() !== 'http') return;
-  const req = context.switchToHttp().getRequest<Request>();
+export function checkMediaType(req: Request, accepted: readonly string[]): void {
   if (!BODY_METHODS.has(req.method) || !hasBody(req)) return;
-  const accepted = reflector.getAllAndOverride<string[] | undefined>(CONSUMES, [
-    context.getHandler(),
-    context.getClass(),
-  ]) ?? ['application/json'];
   const actual = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (!accepted.some((type) => matches(actual, type))) {
     throw new AppError(
@@ -44,4 +38,14 @@ export function checkMediaType(reflector: Reflector, context: ExecutionContext):
       `This operation accepts ${accepted.join(', ')}${actual ? `, not ${actual}` : '; the request has no Content-Type'}.`,
     );
   }
+}
+
+/** The media types a handler declares for its body (`@Consumes`), application/json if none. */
+export function consumedTypes(reflector: Reflector, context: ExecutionContext): string[] {
+  return (
+    reflector.getAllAndOverride<string[] | undefined>(CONSUMES, [
+      context.getHandler(),
+      context.getClass(),
+    ]) ?? ['application/json']
+  );
 }

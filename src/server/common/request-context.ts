@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { NextFunction, Request, Response } from 'express';
-import { requestIdOf } from './problem.js';
+import type { IncomingMessage } from 'node:http';
 
 /** The authenticated client behind a request, as the access token says. */
 export interface Caller {
@@ -35,13 +34,10 @@ const storage = new AsyncLocalStorage<Store>();
  * an argument (`@Caller()`), so a timer or a tool calls the same method with a caller of its own.
  */
 export const RequestContext = {
-  middleware: (req: Request, _res: Response, next: NextFunction): void => {
-    const store: Store = {
-      requestId: requestIdOf(req),
-      ip: req.socket.remoteAddress,
-      db: { queries: 0, ms: 0 },
-    };
-    (req as Request & { [STORE]?: Store })[STORE] = store;
+  /** Runs the rest of the request's handling (`next`) in its context (the request front calls it). */
+  run(req: IncomingMessage, requestId: string, next: () => void): void {
+    const store: Store = { requestId, ip: req.socket.remoteAddress, db: { queries: 0, ms: 0 } };
+    (req as IncomingMessage & { [STORE]?: Store })[STORE] = store;
     storage.run(store, next);
   },
 

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 
 /**
  * Headers on every response. The API serves JSON, YAML and text to programs, never a page: nothing
@@ -19,7 +19,6 @@ export const SECURITY_HEADERS = {
 
 const ENTRIES = Object.entries(SECURITY_HEADERS);
 
-export function securityHeadersMiddleware(_req: Request, res: Response, next: NextFunction): void {
+export function setSecurityHeaders(res: ServerResponse): void {
   for (const [name, value] of ENTRIES) res.setHeader(name, value);
-  next();
 }

@@ -38,6 +38,8 @@ const REVALIDATE = 'no-cache';
 export function consoleMiddleware(dir: string) {
   const index = join(dir, 'index.html');
   return (req: Request, res: Response, next: NextFunction): void => {
+    // Every API request passes here: a prefix test before Express parses the URL (`req.path`).
+    if (!req.url.startsWith(CONSOLE_PATH)) return next();
     const path = req.path;
     if (path !== CONSOLE_PATH && !path.startsWith(`${CONSOLE_PATH}/`)) return next();
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();

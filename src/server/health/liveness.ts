@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { SECURITY_HEADERS } from '../common/security-headers.js';
 import { assignRequestId } from '../common/request-id.middleware.js';
 import type { HttpMetrics } from '../metrics/http-metrics.js';
+import { logRequest } from '../logging/logging.js';
 
 export const LIVENESS_PATH = '/health/live';
 /** The same body terminus gives for a check with no indicators. */
@@ -33,7 +34,7 @@ function pathOf(url: string | undefined): string {
 
 function respond(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics, logger: Logger): void {
   const started = performance.now();
-  const requestId = assignRequestId(req, res);
+  assignRequestId(req, res);
   metrics.track(req, res, () => LIVENESS_PATH);
   res.writeHead(200, {
     ...SECURITY_HEADERS,
@@ -41,16 +42,5 @@ function respond(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics
     'Content-Length': BODY.length,
   });
   res.end(req.method === 'HEAD' ? undefined : BODY);
-  if (logger.isLevelEnabled('debug')) {
-    logger.debug(
-      {
-        request_id: requestId,
-        component: 'http',
-        req: { method: req.method, path: LIVENESS_PATH, remote_address: req.socket.remoteAddress },
-        res: { status_code: 200 },
-        duration_ms: Math.round(performance.now() - started),
-      },
-      `${req.method} ${LIVENESS_PATH} 200`,
-    );
-  }
+  logRequest(logger, req, res, performance.now() - started);
 }

@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { AppConfig } from '../config/config.js';
 import { LogLevelService } from './log-level.service.js';
-import { httpLoggingOptions, logDestination, loggerOptions } from './logging.js';
+import { logDestination, loggerOptions } from './logging.js';
 import { ServiceLogger } from './service-logger.js';
 
 const RENAME_CONTEXT = 'component';
@@ -19,13 +19,19 @@ export class LoggingModule {
         LoggerModule.forRootAsync({
           inject: [AppConfig],
           useFactory: async (config: AppConfig) => ({
+            // pino-http only builds the root logger here (`PinoLogger.root`). Its per-request
+            // middleware is not mounted (no routes): it made two child loggers per request,
+            // serializing and redacting their bindings whether or not anything was logged.
+            // Request records are written by the request front (common/request-front.ts), and
+            // `request_id` reaches every record of a request through the logger's mixin.
             pinoHttp: [
-              { ...loggerOptions(config.logLevel), ...httpLoggingOptions() },
+              { ...loggerOptions(config.logLevel), wrapSerializers: false },
               await logDestination(config.dataDir, console, {
                 format: config.logFormat,
                 colorize: config.stdoutIsTerminal,
               }),
             ],
+            forRoutes: [],
             renameContext: RENAME_CONTEXT,
           }),
         }),

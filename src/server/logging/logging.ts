@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import pino, { type DestinationStream, type LoggerOptions } from 'pino';
-import type { Options as PinoHttpOptions } from 'pino-http';
+import pino, { type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 import { PinoPretty } from 'pino-pretty';
 import pinoRoll from 'pino-roll';
 import { RequestContext } from '../common/request-context.js';
@@ -42,7 +41,12 @@ export const REDACT_PATHS = [
   ...SECRET_KEYS.map((key) => `*.*.${key}`),
 ];
 
-/** The record shape of part 2: ISO `time`, upper-case `level`, `msg`, plus `component` from contexts. */
+/**
+ * The record shape of part 2: ISO `time`, upper-case `level`, `msg`, plus `component` from contexts.
+ * A record written while a request is handled carries its `request_id`, read from the request
+ * context when the record is written (a mixin), not bound into a child logger per request: binding
+ * serializes and redacts the bindings for every request, logged or not (docs/benchmarks.md).
+ */
 export function loggerOptions(level: LogLevel): LoggerOptions {
   return {
     level,
@@ -50,6 +54,11 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label.toUpperCase() }) },
     redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+    serializers: { ...HTTP_SERIALIZERS, err: pino.stdSerializers.err },
+    mixin: () => {
+      const id = RequestContext.requestId();
+      return id === undefined ? {} : { request_id: id };
+    },
   };
 }
 
@@ -108,53 +117,60 @@ export async function logDestination(
   ]);
 }
 
-type Req = IncomingMessage & { id?: string; originalUrl?: string };
+type Req = IncomingMessage & { originalUrl?: string };
 
-const pathOf = (req: Req): string => (req.originalUrl ?? req.url ?? '').split('?')[0];
+const pathOf = (req: Req): string => {
+  const url = req.originalUrl ?? req.url ?? '';
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+};
 const QUIET_PATHS = /^\/(health\/(live|ready|startup)|metrics)$/;
 
-/** pino-http settings: request records carry `request_id` and `component: http`, never headers. */
-export function httpLoggingOptions(): PinoHttpOptions {
-  return {
-    genReqId: (req) => (req as Req).id ?? '',
-    quietReqLogger: true,
-    // One child logger per request (the request id), not three: `req` and `component` go in the
-    // response record itself (withRequestFields), serialized only when the record is written.
-    quietResLogger: true,
-    customAttributeKeys: { reqId: 'request_id', responseTime: 'duration_ms' },
-    serializers: {
-      req: (req: { method?: string; url?: string; remoteAddress?: string }) => ({
-        method: req.method,
-        path: (req.url ?? '').split('?')[0],
-        remote_address: req.remoteAddress,
-      }),
-      res: (res: { statusCode?: number }) => ({ status_code: res.statusCode }),
-    },
-    customLogLevel: (req, res, err) => {
-      if (err || res.statusCode >= 500) return 'error';
-      // Anyone can send a bad token: at info a flood of them would bury the log. The requests
-      // metric still counts every 401 by its status label.
-      if (res.statusCode === 401) return 'debug';
-      if (res.statusCode >= 400) return 'warn';
-      // Probes and scrapes arrive every few seconds: keep them out of the info stream.
-      return QUIET_PATHS.test(pathOf(req as Req)) ? 'debug' : 'info';
-    },
-    customSuccessObject: (req, _res, value: object) => withRequestFields(req, value),
-    customErrorObject: (req, _res, _err, value: object) => withRequestFields(req, value),
-    customSuccessMessage: (req, res: ServerResponse) =>
-      `${req.method} ${pathOf(req as Req)} ${res.statusCode}`,
-    customErrorMessage: (req, res: ServerResponse) => `${req.method} ${pathOf(req as Req)} ${res.statusCode}`,
-  };
+/** How request records show the request and the response: never headers, never the query. */
+export const HTTP_SERIALIZERS = {
+  req: (req: Req) => ({ method: req.method, path: pathOf(req), remote_address: req.socket?.remoteAddress }),
+  res: (res: ServerResponse) => ({ status_code: res.statusCode }),
+};
+
+/** The level of a request's record, from its outcome. */
+export function requestLogLevel(req: Req, res: ServerResponse): Level {
+  if (res.statusCode >= 500) return 'error';
+  // Anyone can send a bad token: at info a flood of them would bury the log. The requests
+  // metric still counts every 401 by its status label.
+  if (res.statusCode === 401) return 'debug';
+  if (res.statusCode >= 400) return 'warn';
+  // Probes and scrapes arrive every few seconds: keep them out of the info stream.
+  return QUIET_PATHS.test(pathOf(req)) ? 'debug' : 'info';
 }
 
 /**
- * The response record's own fields: `component`, the request (serialized only if the record is
- * written, where a child logger's bindings are serialized and redacted for every request) and,
- * when the response is done, how much of the request's time the database took.
+ * Writes one record per request when its response is done, or when the client went away first
+ * (`aborted: true`, "aborted" in place of the status in the message): the request, the status, the
+ * duration and the database work, `component: http`, at the level its outcome gives. Nothing is
+ * built for a request whose record the current level drops.
  */
-function withRequestFields(req: object, value: object): object {
+export function logRequest(
+  logger: Logger,
+  req: Req,
+  res: ServerResponse,
+  durationMs: number,
+  aborted = false,
+): void {
+  const level = requestLogLevel(req, res);
+  if (!logger.isLevelEnabled(level)) return;
+  const record: Record<string, unknown> = {
+    // Explicit: the response's events do not always run in the request's context.
+    request_id: (req as Req & { id?: string }).id,
+    req,
+    component: 'http',
+    res,
+    duration_ms: Math.round(durationMs),
+  };
+  if (aborted) record.aborted = true;
   const db = RequestContext.databaseTimeOf(req);
-  return db
-    ? { req, component: 'http', ...value, db_queries: db.queries, db_ms: Math.round(db.ms) }
-    : { req, component: 'http', ...value };
+  if (db) {
+    record.db_queries = db.queries;
+    record.db_ms = Math.round(db.ms);
+  }
+  logger[level](record, `${req.method} ${pathOf(req)} ${aborted ? 'aborted' : res.statusCode}`);
 }
