@@ -1,10 +1,9 @@
-import { DynamicModule, MiddlewareConsumer, Module, NestModule, ValidationPipe } from '@nestjs/common';
+import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { ValidationError } from 'class-validator';
 import type { Writable } from 'node:stream';
 import { ValidationFailedError } from './common/app-error.js';
 import type { ProblemFieldError } from '../contracts/api/problem.js';
-import { bodyParser } from './common/body-parsers.js';
 import { CommonModule } from './common/common.module.js';
 import { ProblemFilter } from './common/problem.filter.js';
 import { AuditModule } from './audit/audit.module.js';
@@ -45,7 +44,7 @@ export const validationPipe = new ValidationPipe({
 });
 
 @Module({})
-export class AppModule implements NestModule {
+export class AppModule {
   static forRoot(config: AppConfig, logConsole: Writable): DynamicModule {
     return {
       module: AppModule,
@@ -76,10 +75,5 @@ export class AppModule implements NestModule {
         { provide: APP_PIPE, useValue: validationPipe },
       ],
     };
-  }
-
-  /** Body parsing runs after the request logger, so refused bodies are logged like any request. */
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(bodyParser()).forRoutes('*path');
   }
 }

@@ -6,6 +6,7 @@ import { PinoLogger } from 'nestjs-pino';
 import type { RequestHandler } from 'express';
 import type { Writable } from 'node:stream';
 import { AppModule } from './app.module.js';
+import { bodyParser } from './common/body-parsers.js';
 import { requestFront } from './common/request-front.js';
 import { consoleMiddleware, defaultConsoleDir } from './console/console-static.js';
 import { StartupState } from './common/startup-state.js';
@@ -55,6 +56,8 @@ export async function createApp(
   app.use(requestFront(metrics, () => PinoLogger.root));
   // The web console's static files (docs/console.md): before Nest's routes, after the headers.
   app.use(consoleMiddleware(defaultConsoleDir()));
+  // Bodies are read after the front, so a refused body is counted and logged like any request.
+  app.use(bodyParser());
   installLivenessResponder(app.getHttpServer(), metrics, () => PinoLogger.root);
   // Outermost: a published service's subdomain is proxied even for paths the API also has.
   app.get(TunnelIngress).install(app.getHttpServer());

@@ -22,7 +22,7 @@ export function requestFront(metrics: HttpMetrics, logger: () => Logger) {
     res.on('close', () => {
       const ms = performance.now() - started;
       const finished = res.writableFinished;
-      if (finished) metrics.record(req, res, routeTemplate(req), ms / 1000);
+      if (finished) metrics.record(req, res, routeTemplate(req, res), ms / 1000);
       logRequest(logger(), req, res, ms, !finished);
     });
     RequestContext.run(req, requestId, next);

@@ -42,5 +42,6 @@ function respond(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics
     'Content-Length': BODY.length,
   });
   res.end(req.method === 'HEAD' ? undefined : BODY);
-  logRequest(logger, req, res, performance.now() - started);
+  // Debug level (logRequest's for probes): checked first, the probe's cost is the point.
+  if (logger.isLevelEnabled('debug')) logRequest(logger, req, res, performance.now() - started);
 }

@@ -36,19 +36,20 @@ export class HttpMetrics {
 
 /**
  * The matched route's template (`/api/v1/orchestrator/stacks/:id`), never the raw path. Nest mounts
- * its not-found handler as a `{/*splat}` route: an unknown path becomes `unmatched`. A body refused
- * before routing (the body parser runs ahead of every route) is named after the route its method and
- * path would have reached, found among the application's routes.
+ * its not-found handler as a `{/*splat}` route: an unknown path becomes `unmatched`. A request
+ * answered before routing (a body the body parser refused) is named after the route its method and
+ * path would have reached, found among the application's routes, or `unmatched`.
  */
-export function routeTemplate(req: Request): string {
+export function routeTemplate(req: Request, res: ServerResponse): string {
   const route = req.route as { path?: unknown } | undefined;
   if (typeof route?.path === 'string') {
     const template = `${req.baseUrl}${route.path}`.replace(/\{\/\*splat\}$/, '');
     return template === '' ? UNMATCHED_ROUTE : template;
   }
-  // Only a middleware mounted on a path leaves `baseUrl` set without a route: the body parser.
-  if (req.baseUrl === '') return UNMATCHED_ROUTE;
-  return routeTable(req.app).find(req.method, req.baseUrl) ?? UNMATCHED_ROUTE;
+  if (res.statusCode === 404) return UNMATCHED_ROUTE;
+  const url = req.originalUrl;
+  const q = url.indexOf('?');
+  return routeTable(req.app).find(req.method, q === -1 ? url : url.slice(0, q)) ?? UNMATCHED_ROUTE;
 }
 
 interface RouteEntry {
