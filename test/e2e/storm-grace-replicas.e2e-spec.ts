@@ -1,13 +1,16 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AGENT_MAX_BACKOFF_MS,
-  AGENT_WELCOME_TIMEOUT_MS,
-} from '../../src/contracts/agent-protocol/reconnect.js';
 import { AGENT_BACKLOG_MARK, WORKER_SWEEP_LEASE } from '../../src/server/workers/workers.service.js';
 import { eventually } from '../support/app.js';
 import { createPostgresDatabase, type TestDatabase } from '../support/database.js';
-import { admissionBacklog, connectAgent, enrollAgent } from '../support/grpc-agent.js';
+import {
+  admissionBacklog,
+  BACKLOG_SAMPLING_MS,
+  backlogMarginMs,
+  connectAgent,
+  enrollAgent,
+  stormEnv,
+} from '../support/grpc-agent.js';
 import { startReplicas, type ServiceProcess } from '../support/service-process.js';
 
 // A reconnect storm on the replica that does not hold the `worker-sweep` lease: two replicas of the
@@ -18,9 +21,7 @@ import { startReplicas, type ServiceProcess } from '../support/service-process.j
 
 const INTERVAL_MS = 1000;
 const TIMEOUT_MS = 3 * INTERVAL_MS;
-const MARGIN_MS = Math.max(TIMEOUT_MS, AGENT_WELCOME_TIMEOUT_MS + AGENT_MAX_BACKOFF_MS);
-/** A replica sees its backlog at its tick and renews the marker at most once a second. */
-const SAMPLING_MS = 2000;
+const MARGIN_MS = backlogMarginMs(INTERVAL_MS);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a backlog on the replica that does not sweep', () => {
@@ -34,12 +35,7 @@ describe('a backlog on the replica that does not sweep', () => {
     db = await createPostgresDatabase();
     sql = new pg.Client({ connectionString: db.databaseUrl });
     await sql.connect();
-    ({ replicas, stop: stopReplicas } = await startReplicas(db.databaseUrl ?? '', 2, {
-      HEARTBEAT_INTERVAL: `${INTERVAL_MS}ms`,
-      AGENT_CONNECT_CONCURRENCY: '1',
-      WORKER_DEGRADED_PERCENT: '100',
-      WORKER_UNHEALTHY_PERCENT: '100',
-    }));
+    ({ replicas, stop: stopReplicas } = await startReplicas(db.databaseUrl ?? '', 2, stormEnv(INTERVAL_MS)));
   });
   afterAll(async () => {
     for (const close of closers) close();
@@ -117,6 +113,6 @@ describe('a backlog on the replica that does not sweep', () => {
     await eventually(() => goneAt !== undefined, MARGIN_MS + 20_000, 200);
     watching = false;
     await watch;
-    expect(goneAt! - cleared).toBeGreaterThanOrEqual(MARGIN_MS - SAMPLING_MS);
+    expect(goneAt! - cleared).toBeGreaterThanOrEqual(MARGIN_MS - BACKLOG_SAMPLING_MS);
   }, 150_000);
 });

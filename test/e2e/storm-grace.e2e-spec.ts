@@ -1,14 +1,17 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AGENT_MAX_BACKOFF_MS,
-  AGENT_WELCOME_TIMEOUT_MS,
-} from '../../src/contracts/agent-protocol/reconnect.js';
 import { Leases } from '../../src/server/common/leases.js';
 import { AGENT_BACKLOG_MARK } from '../../src/server/workers/workers.service.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { admissionBacklog, connectAgent, enrollAgent } from '../support/grpc-agent.js';
+import {
+  admissionBacklog,
+  BACKLOG_SAMPLING_MS,
+  backlogMarginMs,
+  connectAgent,
+  enrollAgent,
+  stormEnv,
+} from '../support/grpc-agent.js';
 
 // A reconnect storm (issue 18, item 3): while agents wait for admission at the agent port, the
 // control plane is behind, not the workers, so the unreachable sweep judges nobody; a worker whose
@@ -18,15 +21,7 @@ import { admissionBacklog, connectAgent, enrollAgent } from '../support/grpc-age
 
 const INTERVAL_MS = 1000;
 const TIMEOUT_MS = 3 * INTERVAL_MS;
-const MARGIN_MS = Math.max(TIMEOUT_MS, AGENT_WELCOME_TIMEOUT_MS + AGENT_MAX_BACKOFF_MS);
-/** A replica sees its backlog at its tick and renews the marker at most once a second. */
-const SAMPLING_MS = 2000;
-const ENV = {
-  HEARTBEAT_INTERVAL: `${INTERVAL_MS}ms`,
-  AGENT_CONNECT_CONCURRENCY: '1',
-  WORKER_DEGRADED_PERCENT: '100',
-  WORKER_UNHEALTHY_PERCENT: '100',
-};
+const MARGIN_MS = backlogMarginMs(INTERVAL_MS);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('agents waiting for admission hold the unreachable sweep off', () => {
@@ -56,7 +51,7 @@ describe('agents waiting for admission hold the unreachable sweep off', () => {
    */
   async function stormWithSilentWorker(env: Record<string, string>) {
     const started = Date.now();
-    const app = await startTestApp({ db, env: { ...ENV, ...env } });
+    const app = await startTestApp({ db, env: { ...stormEnv(INTERVAL_MS), ...env } });
     t = app;
     const token = (await api(app, 'post', '/join-tokens', { pre_approved: true })).body.token as string;
     const silent = await enrollAgent(app.url, token, `node-${started}`);
@@ -103,7 +98,7 @@ describe('agents waiting for admission hold the unreachable sweep off', () => {
     const cleared = Date.now();
     await eventually(() => storm.goneAt() !== undefined, MARGIN_MS + 20_000, 200);
     await storm.stopWatching();
-    expect(storm.goneAt()! - cleared).toBeGreaterThanOrEqual(MARGIN_MS - SAMPLING_MS);
+    expect(storm.goneAt()! - cleared).toBeGreaterThanOrEqual(MARGIN_MS - BACKLOG_SAMPLING_MS);
     expect(storm.app.logs.text()).toContain('the unreachable sweep judges silent workers again');
     await t?.close({ drop: false });
     t = undefined;

@@ -2,6 +2,10 @@ import * as grpc from '@grpc/grpc-js';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { newKeyAndCsr } from '../../src/agent/identity.js';
 import { loadAgentProto, type ServerMessage } from '../../src/contracts/agent-protocol/index.js';
+import {
+  AGENT_MAX_BACKOFF_MS,
+  AGENT_WELCOME_TIMEOUT_MS,
+} from '../../src/contracts/agent-protocol/reconnect.js';
 
 const proto = loadAgentProto();
 
@@ -115,3 +119,25 @@ export function admissionBacklog(port: number): { stop(): void } {
     },
   };
 }
+
+/**
+ * How long after the last admission backlog the unreachable sweep still judges nobody
+ * (docs/workers.md, "Storm grace"): 3 intervals, and at least an agent's welcome timeout plus its
+ * largest reconnect delay.
+ */
+export const backlogMarginMs = (intervalMs: number): number =>
+  Math.max(3 * intervalMs, AGENT_WELCOME_TIMEOUT_MS + AGENT_MAX_BACKOFF_MS);
+
+/** A replica sees its backlog at its tick and renews the marker at most once a second. */
+export const BACKLOG_SAMPLING_MS = 2000;
+
+/**
+ * A service for storm tests: heartbeats every `intervalMs`, one agent connection admitted at a time
+ * (so `admissionBacklog` queues agents), and no worker degraded by this machine's own load.
+ */
+export const stormEnv = (intervalMs: number): Record<string, string> => ({
+  HEARTBEAT_INTERVAL: `${intervalMs}ms`,
+  AGENT_CONNECT_CONCURRENCY: '1',
+  WORKER_DEGRADED_PERCENT: '100',
+  WORKER_UNHEALTHY_PERCENT: '100',
+});

@@ -1,7 +1,7 @@
 /**
  * How an agent redials, in one place because the service counts on it: after a reconnect storm the
  * unreachable sweep waits long enough for an agent that gave up to come back (docs/workers.md,
- * "Restart grace").
+ * "Storm grace").
  */
 
 /** The first reconnect delay's ceiling; it doubles up to the next (full jitter: 0 to the ceiling). */

@@ -18,10 +18,7 @@ import {
 } from '../agent-gateway/agent-sessions.js';
 import { CertificatesService } from '../agent-gateway/certificates.service.js';
 import { GatewayServer } from '../agent-gateway/gateway.server.js';
-import {
-  AGENT_MAX_BACKOFF_MS,
-  AGENT_WELCOME_TIMEOUT_MS,
-} from '../../contracts/agent-protocol/reconnect.js';
+import { AGENT_MAX_BACKOFF_MS, AGENT_WELCOME_TIMEOUT_MS } from '../../contracts/agent-protocol/reconnect.js';
 import { SESSION_TTL_MS, SessionDirectory } from '../agent-gateway/session-directory.js';
 import { Leases } from '../common/leases.js';
 import { StartupState } from '../common/startup-state.js';
