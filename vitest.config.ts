@@ -14,6 +14,7 @@ const POSTGRES_ONLY = [
   'test/e2e/metric-replicas.e2e-spec.ts',
   'test/e2e/agent-replicas.e2e-spec.ts',
   'test/e2e/auth-token-cache-replicas.e2e-spec.ts',
+  'test/e2e/storm-grace-replicas.e2e-spec.ts',
   // The service against a real Prometheus over HTTP (PromQL and the store end to end): about the
   // query path more than the database underneath, so it runs once per full test run.
   'test/e2e/promql-differential.e2e-spec.ts',

@@ -12,6 +12,11 @@ import {
   type ServerMessage,
 } from '../contracts/agent-protocol/index.js';
 import { MAX_AGENT_MESSAGE_BYTES } from '../contracts/agent-protocol/limits.js';
+import {
+  AGENT_MAX_BACKOFF_MS,
+  AGENT_MIN_BACKOFF_MS,
+  AGENT_WELCOME_TIMEOUT_MS,
+} from '../contracts/agent-protocol/reconnect.js';
 import { repairDataDir } from '../contracts/private-files.js';
 import {
   certificateValidity,
@@ -72,14 +77,6 @@ export interface AgentOptions {
   /** The agent's environment (read once by main): PATH, DOCKER_HOST and `${NAME}` values. */
   env: Readonly<Record<string, string | undefined>>;
 }
-
-const MIN_BACKOFF_MS = 500;
-const MAX_BACKOFF_MS = 30_000;
-/**
- * A stream the service has not welcomed by then is given up and the next server tried: an address
- * that drops packets would otherwise hold the agent for the whole TCP connect timeout.
- */
-const WELCOME_TIMEOUT_MS = 15_000;
 
 type Outcome = 'revoked' | 'renewed' | 'healthy-close' | 'failed';
 
@@ -187,7 +184,7 @@ export class Agent {
       this.probeAddress = `${this.options.address ?? primaryAddress()}:${port}`;
       this.log.info({ probe_address: this.probeAddress }, 'probe listener up');
     }
-    const backoff = new Backoff(MIN_BACKOFF_MS, MAX_BACKOFF_MS);
+    const backoff = new Backoff(AGENT_MIN_BACKOFF_MS, AGENT_MAX_BACKOFF_MS);
     while (!this.stopping) {
       let identity = this.store.load();
       if (!identity) {
@@ -302,13 +299,15 @@ export class Agent {
     let outcome: Outcome = 'failed';
 
     return new Promise((resolve) => {
+      // A stream not welcomed in time is given up for the next server: an address that drops
+      // packets would otherwise hold the agent for the whole TCP connect timeout.
       const welcomeTimer = setTimeout(() => {
         this.log.warn(
-          { endpoint, address: candidateTarget(candidate), timeout_ms: WELCOME_TIMEOUT_MS },
+          { endpoint, address: candidateTarget(candidate), timeout_ms: AGENT_WELCOME_TIMEOUT_MS },
           'no answer from the server; trying the next one',
         );
         stream.cancel();
-      }, WELCOME_TIMEOUT_MS);
+      }, AGENT_WELCOME_TIMEOUT_MS);
       const done = () => {
         clearTimeout(welcomeTimer);
         clearInterval(this.heartbeatTimer);

@@ -43,6 +43,19 @@ describe('leases: one holder at a time across replicas', () => {
     expect(await a.acquire('test-two', 60_000)).toBe(false);
   });
 
+  it('a marker: any replica renews it, its expiry only moves forward, and its age is the database’s', async () => {
+    expect(await a.expiredFor('test-mark')).toBeUndefined();
+    await a.mark('test-mark', 60_000);
+    expect(await a.expiredFor('test-mark')).toBeLessThan(-50_000);
+    // A shorter renewal by another replica leaves the later expiry; the holder is the last to mark.
+    await b.mark('test-mark', 1);
+    expect(await b.expiredFor('test-mark')).toBeLessThan(-50_000);
+    expect(await a.holderOf('test-mark')).toBe(b.holder);
+    await a.mark('test-short', 1);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(await b.expiredFor('test-short')).toBeGreaterThan(0);
+  });
+
   it('names are independent', async () => {
     expect(await a.acquire('test-three', 60_000)).toBe(true);
     expect(await b.acquire('test-four', 60_000)).toBe(true);

@@ -1,9 +1,7 @@
-import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newKeyAndCsr } from '../../src/agent/identity.js';
-import { loadAgentProto, type ServerMessage } from '../../src/contracts/agent-protocol/index.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { connectAgent, enrollAgent } from '../support/grpc-agent.js';
 
 // A service restart under connected agents (issue 18): the service is down for longer than the
 // unreachable timeout (3 heartbeat intervals), and a worker that reconnects within three intervals
@@ -17,70 +15,11 @@ const ENV = {
   WORKER_DEGRADED_PERCENT: '100',
   WORKER_UNHEALTHY_PERCENT: '100',
 };
-const proto = loadAgentProto();
-
-interface Identity {
-  id: string;
-  keyPem: string;
-  certPem: string;
-  caPem: string;
-}
-
 interface WorkerBody {
   id: string;
   status: string;
   connected: boolean;
   last_heartbeat: string | null;
-}
-
-/** A hand-rolled agent: hello, then a heartbeat every interval, until `close`. */
-function connectAgent(endpoint: string, identity: Identity): Promise<{ close(): void }> {
-  const client = new proto.AgentGateway(
-    endpoint,
-    grpc.credentials.createSsl(
-      Buffer.from(identity.caPem),
-      Buffer.from(identity.keyPem),
-      Buffer.from(identity.certPem),
-    ),
-  ) as unknown as grpc.Client & { Connect(): grpc.ClientDuplexStream<object, ServerMessage> };
-  const stream = client.Connect();
-  let timer: NodeJS.Timeout | undefined;
-  let sequence = 0;
-  const close = () => {
-    clearInterval(timer);
-    stream.cancel();
-    client.close();
-  };
-  const heartbeat = () =>
-    stream.write({
-      heartbeat: {
-        sequence: ++sequence,
-        metrics: { cpu_percent: 1, memory_percent: 1, disk_percent: 1, containers_running: 0 },
-        checks: [],
-      },
-    });
-  stream.on('end', () => clearInterval(timer));
-  return new Promise((resolve, reject) => {
-    stream.on('data', (m: ServerMessage) => {
-      if (!m.welcome) return;
-      heartbeat();
-      timer = setInterval(heartbeat, INTERVAL_MS);
-      resolve({ close });
-    });
-    stream.on('error', (err: grpc.ServiceError) => {
-      clearInterval(timer);
-      if (err.code !== grpc.status.CANCELLED) reject(err);
-    });
-    stream.write({
-      hello: {
-        worker_id: identity.id,
-        version: 'test',
-        hostname: 'grace',
-        driver: 'process',
-        probe_address: '',
-      },
-    });
-  });
 }
 
 describe('a service restart under connected agents', () => {
@@ -102,28 +41,6 @@ describe('a service restart under connected agents', () => {
     return body ? req.send(body) : req;
   }
 
-  async function enroll(app: TestApp, token: string, name: string): Promise<Identity> {
-    const { keyPem, csrPem } = await newKeyAndCsr(name);
-    const res = await app.http.post('/api/v1/orchestrator/workers/enroll').send({
-      token,
-      csr: csrPem,
-      hostname: `${name}.test`,
-      address: '127.0.0.1',
-      os: 'linux',
-      arch: 'x64',
-      version: 'test',
-      driver: 'process',
-      name,
-    });
-    expect(res.status).toBe(201);
-    return {
-      id: res.body.worker_id as string,
-      keyPem,
-      certPem: res.body.certificate as string,
-      caPem: res.body.ca_certificate as string,
-    };
-  }
-
   async function worker(app: TestApp, id: string): Promise<WorkerBody> {
     const res = await api(app, 'get', `/workers/${id}`);
     expect(res.status).toBe(200);
@@ -135,10 +52,10 @@ describe('a service restart under connected agents', () => {
   it('gives every worker three intervals from the restart to report, and marks a silent one after them', async () => {
     t = await startTestApp({ db, env: ENV });
     const token = (await api(t, 'post', '/join-tokens', { pre_approved: true })).body.token as string;
-    const back = await enroll(t, token, 'node-back');
-    const gone = await enroll(t, token, 'node-gone');
+    const back = await enrollAgent(t.url, token, 'node-back');
+    const gone = await enrollAgent(t.url, token, 'node-gone');
     const first = await endpoint(t);
-    for (const identity of [back, gone]) agents.push(await connectAgent(first, identity));
+    for (const identity of [back, gone]) agents.push(await connectAgent(first, identity, INTERVAL_MS));
     const app = t;
     await eventually(async () => {
       const ws = await Promise.all([worker(app, back.id), worker(app, gone.id)]);
@@ -167,7 +84,7 @@ describe('a service restart under connected agents', () => {
       }
     })();
     await new Promise((r) => setTimeout(r, INTERVAL_MS));
-    agents.push(await connectAgent(await endpoint(restarted), back));
+    agents.push(await connectAgent(await endpoint(restarted), back, INTERVAL_MS));
     await eventually(async () => {
       const w = await worker(restarted, back.id);
       return w.status === 'healthy' && w.connected && Date.parse(w.last_heartbeat!) > restarting;

@@ -99,6 +99,14 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     return `${new URL(this.config.publicUrl).hostname}:${this.port || this.config.agentPort}`;
   }
 
+  /**
+   * Agents wait for admission here now: connections queued at the gate, or hellos queued for a
+   * turn. The unreachable sweep holds off while any replica has such a backlog (workers.service.ts).
+   */
+  get backlogged(): boolean {
+    return (this.gate?.queued ?? 0) > 0 || this.admission.queued > 0;
+  }
+
   get listening(): boolean {
     return this.server !== undefined && this.port > 0;
   }

@@ -53,6 +53,32 @@ export class Leases {
     await this.dataSource.query(`DELETE FROM leases WHERE name = $1 AND holder = $2`, [name, this.holder]);
   }
 
+  /**
+   * A marker rather than a lease: any replica may renew `name`, and its expiry only moves forward
+   * (to `ttlMs` from now, or stays where another replica put it later). `holder` is the last one.
+   */
+  async mark(name: string, ttlMs: number): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO leases (name, holder, expires_at)
+       VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond')
+       ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder,
+         expires_at = greatest(leases.expires_at, EXCLUDED.expires_at)`,
+      [name, this.holder, Math.max(1, Math.round(ttlMs))],
+    );
+  }
+
+  /**
+   * Milliseconds since `name` expired by the database's clock (negative while it runs), or
+   * undefined when it was never taken.
+   */
+  async expiredFor(name: string): Promise<number | undefined> {
+    const rows = await this.dataSource.query<{ ms: number | string }[]>(
+      `SELECT extract(epoch FROM clock_timestamp() - expires_at) * 1000 AS ms FROM leases WHERE name = $1`,
+      [name],
+    );
+    return rows.length === 0 ? undefined : Number(rows[0].ms);
+  }
+
   /** Who holds `name` now, if anyone. */
   async holderOf(name: string): Promise<string | undefined> {
     const rows = await this.dataSource.query<{ holder: string }[]>(

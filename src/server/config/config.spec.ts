@@ -27,6 +27,8 @@ describe('AppConfig', () => {
     expect(config.heartbeatIntervalMs).toBe(10_000);
     expect(config.driftCheckIntervalMs).toBe(60_000);
     expect(config.agentEndpoint).toBe('localhost:5263');
+    expect(config.workerBacklogHoldMaxMs).toBe(600_000);
+    expect(new AppConfig({ WORKER_BACKLOG_HOLD_MAX: '0' }).workerBacklogHoldMaxMs).toBe(0);
   });
 
   it('parses given values', () => {

@@ -106,6 +106,8 @@ export class AppConfig {
   readonly joinTokenTtlMs: number;
   readonly workerDegradedPercent: number;
   readonly workerUnhealthyPercent: number;
+  /** WORKER_BACKLOG_HOLD_MAX: how long an admission backlog may hold the unreachable sweep off. */
+  readonly workerBacklogHoldMaxMs: number;
   readonly accessTokenTtlMs: number;
   readonly refreshTokenTtlMs: number;
   readonly tokenAudience: string;
@@ -181,6 +183,7 @@ export class AppConfig {
     this.joinTokenTtlMs = read('JOIN_TOKEN_TTL') ?? 0;
     this.workerDegradedPercent = read('WORKER_DEGRADED_PERCENT') ?? 0;
     this.workerUnhealthyPercent = read('WORKER_UNHEALTHY_PERCENT') ?? 0;
+    this.workerBacklogHoldMaxMs = read('WORKER_BACKLOG_HOLD_MAX') ?? 0;
     this.accessTokenTtlMs = read('ACCESS_TOKEN_TTL') ?? 0;
     this.refreshTokenTtlMs = read('REFRESH_TOKEN_TTL') ?? 0;
     this.tokenAudience = read('TOKEN_AUDIENCE') ?? '';

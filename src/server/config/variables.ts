@@ -169,6 +169,12 @@ export const VARIABLES = {
     description: 'Memory or disk use (%) at which a worker is unhealthy',
     parse: positiveInt(1, 100),
   },
+  WORKER_BACKLOG_HOLD_MAX: {
+    default: '10m',
+    description:
+      'Longest the unreachable sweep holds off while agents wait for admission on some replica (a reconnect storm); past it silent workers are judged again though agents still wait. 0: never hold off',
+    parse: duration(0, 86_400_000),
+  },
   CONNECTIVITY_CHECK_INTERVAL: {
     default: '5m',
     description: 'How often connected agents probe each other for the connectivity matrix',

@@ -17,6 +17,8 @@ import {
   type AgentEventsHandler,
 } from '../agent-gateway/agent-sessions.js';
 import { CertificatesService } from '../agent-gateway/certificates.service.js';
+import { GatewayServer } from '../agent-gateway/gateway.server.js';
+import { AGENT_MAX_BACKOFF_MS, AGENT_WELCOME_TIMEOUT_MS } from '../../contracts/agent-protocol/reconnect.js';
 import { SESSION_TTL_MS, SessionDirectory } from '../agent-gateway/session-directory.js';
 import { Leases } from '../common/leases.js';
 import { StartupState } from '../common/startup-state.js';
@@ -49,6 +51,21 @@ const MISSED_INTERVALS = 3;
 const SWEEP_LEASE_TTL_MS = 10_000;
 /** The lease under which one replica at a time marks silent workers unreachable. */
 export const WORKER_SWEEP_LEASE = 'worker-sweep';
+/**
+ * The marker (a row of `leases`) every replica with agents waiting for admission renews: the sweep
+ * holder reads from it when a backlog was last seen anywhere.
+ */
+export const AGENT_BACKLOG_MARK = 'agent-backlog';
+/** A backlog marker runs this long past its last renewal... */
+const BACKLOG_MARK_TTL_MS = 3_000;
+/** ...which is at most this often per replica, while its backlog lasts. */
+const BACKLOG_MARK_EVERY_MS = 1_000;
+/**
+ * An agent that gave up while waiting for admission may take this long to come back: a stream it
+ * dialled just as the queue emptied is given up at its welcome timeout, then it waits up to its
+ * largest reconnect delay. The sweep waits at least this long after the last backlog.
+ */
+const AGENT_RETURN_MS = AGENT_WELCOME_TIMEOUT_MS + AGENT_MAX_BACKOFF_MS;
 
 /** Services of one state report recorded as series (the reports' own cap). */
 const MAX_RECORDED_SERVICES = 2000;
@@ -97,12 +114,19 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
   /** Since when (performance.now) this replica has held the sweep lease without a break. */
   private sweepingSince: number | undefined;
   private ticking = false;
+  /** When (performance.now) this replica last renewed the backlog marker. */
+  private backlogMarked: number | undefined;
+  /** Since when (performance.now) a backlog has held this holder's sweep off without a break. */
+  private heldBackSince: number | undefined;
+  /** Whether the hold's limit (WORKER_BACKLOG_HOLD_MAX) has been logged for this hold. */
+  private holdLimitLogged = false;
   private counts: Record<string, number> = {};
 
   constructor(
     private readonly repository: WorkersRepository,
     private readonly certificates: CertificatesService,
     private readonly sessions: AgentSessions,
+    private readonly gateway: GatewayServer,
     private readonly directory: SessionDirectory,
     private readonly leases: Leases,
     private readonly startup: StartupState,
@@ -350,6 +374,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     if (this.ticking) return;
     this.ticking = true;
     try {
+      await this.markBacklog();
       await this.flush();
       this.silence();
       const due = Date.now() - this.lastSweep >= this.config.heartbeatIntervalMs;
@@ -391,6 +416,63 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     return MISSED_INTERVALS * this.config.heartbeatIntervalMs;
   }
 
+  /** How long after the last admission backlog anywhere the sweep still judges nobody. */
+  private get backlogMarginMs(): number {
+    return Math.max(this.silenceMs, AGENT_RETURN_MS);
+  }
+
+  /**
+   * While agents wait for admission here, the shared backlog marker is renewed (a query a second
+   * at most, and none without a backlog): the sweep holder, whichever replica it is, holds off.
+   */
+  private async markBacklog(): Promise<void> {
+    if (!this.gateway.backlogged) return;
+    const now = performance.now();
+    if (this.backlogMarked !== undefined && now - this.backlogMarked < BACKLOG_MARK_EVERY_MS) return;
+    await this.leases.mark(AGENT_BACKLOG_MARK, BACKLOG_MARK_TTL_MS);
+    this.backlogMarked = now;
+  }
+
+  /**
+   * Whether the holder may judge silence now as far as admission goes: not while, or within
+   * `backlogMarginMs` after, any replica had agents waiting for admission (its marker's last
+   * renewal is its expiry less the TTL), for at most WORKER_BACKLOG_HOLD_MAX of such hold in a row.
+   * One query, on the holder, once per sweep.
+   */
+  private async pastBacklog(): Promise<boolean> {
+    const limit = this.config.workerBacklogHoldMaxMs;
+    if (limit === 0) return true;
+    const expired = await this.leases.expiredFor(AGENT_BACKLOG_MARK);
+    const sinceBacklog = expired === undefined ? Infinity : expired + BACKLOG_MARK_TTL_MS;
+    const now = performance.now();
+    if (sinceBacklog >= this.backlogMarginMs) {
+      if (this.heldBackSince !== undefined)
+        this.logger.warn(
+          { held_ms: Math.round(now - this.heldBackSince) },
+          'agents admitted: the unreachable sweep judges silent workers again',
+        );
+      this.heldBackSince = undefined;
+      this.holdLimitLogged = false;
+      return true;
+    }
+    if (this.heldBackSince === undefined) {
+      this.heldBackSince = now;
+      this.logger.warn(
+        { margin_ms: this.backlogMarginMs },
+        'agents wait for admission: the unreachable sweep holds off until the backlog has cleared for the margin',
+      );
+    }
+    if (now - this.heldBackSince < limit) return false;
+    if (!this.holdLimitLogged) {
+      this.holdLimitLogged = true;
+      this.logger.warn(
+        { held_ms: Math.round(now - this.heldBackSince), limit_ms: limit },
+        'agents still wait for admission, past WORKER_BACKLOG_HOLD_MAX: the unreachable sweep judges silent workers again',
+      );
+    }
+    return true;
+  }
+
   /**
    * A worker whose stream this replica holds and that has been silent for too long turns
    * unreachable here (written at the next flush). The lease holder's sweep covers the workers no
@@ -429,12 +511,18 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
    * Restart grace: the holder judges silence only once it has held the lease, with its listeners
    * up, for the whole timeout, so after a restart or a takeover every worker gets three intervals
    * from then to report, as if its silence counted from max(last heartbeat, takeover). A replica restarting while another
-   * holds the lease changes nothing: that one's sweeps go on as before.
+   * holds the lease changes nothing: that one's sweeps go on as before. Nor does it judge while the
+   * control plane is behind on admitting agents (pastBacklog): a storm's agents are all trying.
    */
   private async sweep(held: boolean): Promise<void> {
     const silenceMs = this.silenceMs;
-    const judging =
+    const graced =
       held && this.sweepingSince !== undefined && performance.now() - this.sweepingSince >= silenceMs;
+    if (!graced) {
+      this.heldBackSince = undefined;
+      this.holdLimitLogged = false;
+    }
+    const judging = graced && (await this.pastBacklog());
     const marked = judging ? await this.repository.markUnreachable(silenceMs, SESSION_TTL_MS) : [];
     for (const { id, previous } of marked) {
       const w = this.live.get(id);

@@ -1,0 +1,143 @@
+import * as grpc from '@grpc/grpc-js';
+import { connect as tcpConnect, type Socket } from 'node:net';
+import { newKeyAndCsr } from '../../src/agent/identity.js';
+import { loadAgentProto, type ServerMessage } from '../../src/contracts/agent-protocol/index.js';
+import {
+  AGENT_MAX_BACKOFF_MS,
+  AGENT_WELCOME_TIMEOUT_MS,
+} from '../../src/contracts/agent-protocol/reconnect.js';
+
+const proto = loadAgentProto();
+
+/** What a pre-approved enrollment gives an agent: its worker id, key, certificate and the CA. */
+export interface AgentIdentity {
+  id: string;
+  keyPem: string;
+  certPem: string;
+  caPem: string;
+}
+
+/** Enrolls a node through `baseUrl` (any replica) with a pre-approved join token. */
+export async function enrollAgent(baseUrl: string, token: string, name: string): Promise<AgentIdentity> {
+  const { keyPem, csrPem } = await newKeyAndCsr(name);
+  const res = await fetch(`${baseUrl}/api/v1/orchestrator/workers/enroll`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      token,
+      csr: csrPem,
+      hostname: `${name}.test`,
+      address: '127.0.0.1',
+      os: 'linux',
+      arch: 'x64',
+      version: 'test',
+      driver: 'process',
+      name,
+    }),
+  });
+  const body = (await res.json()) as Record<string, string>;
+  if (res.status !== 201) throw new Error(`enrollment failed: ${res.status} ${JSON.stringify(body)}`);
+  return { id: body.worker_id, keyPem, certPem: body.certificate, caPem: body.ca_certificate };
+}
+
+/**
+ * A hand-rolled agent over real mutual TLS: hello, then a heartbeat at once and every `intervalMs`,
+ * until `close`. Resolves once welcomed.
+ */
+export function connectAgent(
+  endpoint: string,
+  identity: AgentIdentity,
+  intervalMs: number,
+): Promise<{ close(): void }> {
+  const client = new proto.AgentGateway(
+    endpoint,
+    grpc.credentials.createSsl(
+      Buffer.from(identity.caPem),
+      Buffer.from(identity.keyPem),
+      Buffer.from(identity.certPem),
+    ),
+  ) as unknown as grpc.Client & { Connect(): grpc.ClientDuplexStream<object, ServerMessage> };
+  const stream = client.Connect();
+  let timer: NodeJS.Timeout | undefined;
+  let sequence = 0;
+  const close = () => {
+    clearInterval(timer);
+    stream.cancel();
+    client.close();
+  };
+  const heartbeat = () =>
+    stream.write({
+      heartbeat: {
+        sequence: ++sequence,
+        metrics: { cpu_percent: 1, memory_percent: 1, disk_percent: 1, containers_running: 0 },
+        checks: [],
+      },
+    });
+  stream.on('end', () => clearInterval(timer));
+  return new Promise((resolve, reject) => {
+    stream.on('data', (m: ServerMessage) => {
+      if (!m.welcome) return;
+      heartbeat();
+      timer = setInterval(heartbeat, intervalMs);
+      resolve({ close });
+    });
+    stream.on('error', (err: grpc.ServiceError) => {
+      clearInterval(timer);
+      if (err.code !== grpc.status.CANCELLED) reject(err);
+    });
+    stream.write({
+      hello: {
+        worker_id: identity.id,
+        version: 'test',
+        hostname: 'hand-rolled',
+        driver: 'process',
+        probe_address: '',
+      },
+    });
+  });
+}
+
+/**
+ * Agents waiting for admission at an agent port whose gate admits one connection at a time
+ * (AGENT_CONNECT_CONCURRENCY=1): a raw TCP connection, which never starts TLS, every 250 ms. Each
+ * admitted one holds the turn until the gate's hold runs out, so more arrive than are admitted and
+ * the queue stays non-empty until `stop` closes them all.
+ */
+export function admissionBacklog(port: number): { stop(): void } {
+  const sockets: Socket[] = [];
+  const open = () => {
+    const socket = tcpConnect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    sockets.push(socket);
+  };
+  open();
+  const timer = setInterval(open, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      for (const socket of sockets.splice(0)) socket.destroy();
+    },
+  };
+}
+
+/**
+ * How long after the last admission backlog the unreachable sweep still judges nobody
+ * (docs/workers.md, "Storm grace"): 3 intervals, and at least an agent's welcome timeout plus its
+ * largest reconnect delay.
+ */
+export const backlogMarginMs = (intervalMs: number): number =>
+  Math.max(3 * intervalMs, AGENT_WELCOME_TIMEOUT_MS + AGENT_MAX_BACKOFF_MS);
+
+/** A replica sees its backlog at its tick and renews the marker at most once a second. */
+export const BACKLOG_SAMPLING_MS = 2000;
+
+/**
+ * A service for storm tests: heartbeats every `intervalMs`, one agent connection admitted at a time
+ * (so `admissionBacklog` queues agents), and no worker degraded by this machine's own load.
+ */
+export const stormEnv = (intervalMs: number): Record<string, string> => ({
+  HEARTBEAT_INTERVAL: `${intervalMs}ms`,
+  AGENT_CONNECT_CONCURRENCY: '1',
+  WORKER_DEGRADED_PERCENT: '100',
+  WORKER_UNHEALTHY_PERCENT: '100',
+});
