@@ -78,6 +78,8 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
   /** Hellos served at once (AGENT_HELLO_CONCURRENCY); the rest wait in order. */
   private readonly admission: Admission;
   private gate: ConnectionGate | undefined;
+  /** PUBLIC_URL's host, parsed once: `endpoint` is read by every /info request. */
+  private readonly publicHost: string;
 
   constructor(
     private readonly ca: CaService,
@@ -89,6 +91,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     health: OrchestratorHealthService,
   ) {
     this.admission = new Admission(config.agentHelloConcurrency);
+    this.publicHost = new URL(config.publicUrl).hostname;
     startup.expectListener('grpc');
     health.registerCheck('grpc', () => (this.listening ? 'ok' : 'not_listening'));
     health.registerAgentEndpoint(() => this.endpoint);
@@ -96,7 +99,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
 
   /** host:port agents dial: PUBLIC_URL's host and the port bound. */
   get endpoint(): string {
-    return `${new URL(this.config.publicUrl).hostname}:${this.port || this.config.agentPort}`;
+    return `${this.publicHost}:${this.port || this.config.agentPort}`;
   }
 
   /**

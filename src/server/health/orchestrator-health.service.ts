@@ -19,12 +19,16 @@ export class OrchestratorHealthService {
   private readonly checks = new Map<Exclude<CheckName, 'database'>, CheckFn>();
   private caFingerprint: () => string | null = () => null;
   private agentEndpoint: () => string = () => this.config.agentEndpoint;
+  /** The start time as /info shows it, formatted once. */
+  private readonly startedAt: string;
 
   constructor(
     private readonly database: DatabaseHealth,
     private readonly startup: StartupState,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.startedAt = startup.startedAt.toISOString();
+  }
 
   registerCheck(name: Exclude<CheckName, 'database'>, check: CheckFn): void {
     this.checks.set(name, check);
@@ -71,7 +75,7 @@ export class OrchestratorHealthService {
       version: SERVICE_VERSION,
       mode: 'self-hosted',
       api_versions: ['v1'],
-      started_at: this.startup.startedAt.toISOString(),
+      started_at: this.startedAt,
       uptime: this.uptime(),
       agent_endpoint: this.agentEndpoint(),
       ca_fingerprint: this.caFingerprint(),
