@@ -3,14 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_BACKLOG_MARK, WORKER_SWEEP_LEASE } from '../../src/server/workers/workers.service.js';
 import { eventually } from '../support/app.js';
 import { createPostgresDatabase, type TestDatabase } from '../support/database.js';
-import {
-  admissionBacklog,
-  BACKLOG_SAMPLING_MS,
-  backlogMarginMs,
-  connectAgent,
-  enrollAgent,
-  stormEnv,
-} from '../support/grpc-agent.js';
+import { admissionBacklog, connectAgent, enrollAgent, sleep, STORM } from '../support/grpc-agent.js';
 import { startReplicas, type ServiceProcess } from '../support/service-process.js';
 
 // A reconnect storm on the replica that does not hold the `worker-sweep` lease: two replicas of the
@@ -19,10 +12,7 @@ import { startReplicas, type ServiceProcess } from '../support/service-process.j
 // worker is marked only once the backlog has cleared for the margin. PostgreSQL whatever TEST_DB
 // says (vitest.config.ts keeps this file out of the pglite pass).
 
-const INTERVAL_MS = 1000;
-const TIMEOUT_MS = 3 * INTERVAL_MS;
-const MARGIN_MS = backlogMarginMs(INTERVAL_MS);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const { intervalMs: INTERVAL_MS, timeoutMs: TIMEOUT_MS, marginMs: MARGIN_MS } = STORM;
 
 describe('a backlog on the replica that does not sweep', () => {
   let db: TestDatabase;
@@ -35,7 +25,7 @@ describe('a backlog on the replica that does not sweep', () => {
     db = await createPostgresDatabase();
     sql = new pg.Client({ connectionString: db.databaseUrl });
     await sql.connect();
-    ({ replicas, stop: stopReplicas } = await startReplicas(db.databaseUrl ?? '', 2, stormEnv(INTERVAL_MS)));
+    ({ replicas, stop: stopReplicas } = await startReplicas(db.databaseUrl ?? '', 2, STORM.env));
   });
   afterAll(async () => {
     for (const close of closers) close();
@@ -113,6 +103,6 @@ describe('a backlog on the replica that does not sweep', () => {
     await eventually(() => goneAt !== undefined, MARGIN_MS + 20_000, 200);
     watching = false;
     await watch;
-    expect(goneAt! - cleared).toBeGreaterThanOrEqual(MARGIN_MS - BACKLOG_SAMPLING_MS);
+    expect(goneAt! - cleared).toBeGreaterThanOrEqual(MARGIN_MS - STORM.samplingMs);
   }, 150_000);
 });

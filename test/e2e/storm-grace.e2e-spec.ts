@@ -4,14 +4,7 @@ import { Leases } from '../../src/server/common/leases.js';
 import { AGENT_BACKLOG_MARK } from '../../src/server/workers/workers.service.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import {
-  admissionBacklog,
-  BACKLOG_SAMPLING_MS,
-  backlogMarginMs,
-  connectAgent,
-  enrollAgent,
-  stormEnv,
-} from '../support/grpc-agent.js';
+import { admissionBacklog, connectAgent, enrollAgent, sleep, STORM } from '../support/grpc-agent.js';
 
 // A reconnect storm (issue 18, item 3): while agents wait for admission at the agent port, the
 // control plane is behind, not the workers, so the unreachable sweep judges nobody; a worker whose
@@ -19,10 +12,7 @@ import {
 // least an agent's welcome timeout plus its largest reconnect delay), or once the backlog has held
 // the sweep off for WORKER_BACKLOG_HOLD_MAX. No restart here: the backlog, not a restart, holds it.
 
-const INTERVAL_MS = 1000;
-const TIMEOUT_MS = 3 * INTERVAL_MS;
-const MARGIN_MS = backlogMarginMs(INTERVAL_MS);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const { intervalMs: INTERVAL_MS, timeoutMs: TIMEOUT_MS, marginMs: MARGIN_MS } = STORM;
 
 describe('agents waiting for admission hold the unreachable sweep off', () => {
   let db: TestDatabase;
@@ -51,7 +41,7 @@ describe('agents waiting for admission hold the unreachable sweep off', () => {
    */
   async function stormWithSilentWorker(env: Record<string, string>) {
     const started = Date.now();
-    const app = await startTestApp({ db, env: { ...stormEnv(INTERVAL_MS), ...env } });
+    const app = await startTestApp({ db, env: { ...STORM.env, ...env } });
     t = app;
     const token = (await api(app, 'post', '/join-tokens', { pre_approved: true })).body.token as string;
     const silent = await enrollAgent(app.url, token, `node-${started}`);
@@ -98,7 +88,7 @@ describe('agents waiting for admission hold the unreachable sweep off', () => {
     const cleared = Date.now();
     await eventually(() => storm.goneAt() !== undefined, MARGIN_MS + 20_000, 200);
     await storm.stopWatching();
-    expect(storm.goneAt()! - cleared).toBeGreaterThanOrEqual(MARGIN_MS - BACKLOG_SAMPLING_MS);
+    expect(storm.goneAt()! - cleared).toBeGreaterThanOrEqual(MARGIN_MS - STORM.samplingMs);
     expect(storm.app.logs.text()).toContain('the unreachable sweep judges silent workers again');
     await t?.close({ drop: false });
     t = undefined;

@@ -121,23 +121,24 @@ export function admissionBacklog(port: number): { stop(): void } {
 }
 
 /**
- * How long after the last admission backlog the unreachable sweep still judges nobody
- * (docs/workers.md, "Storm grace"): 3 intervals, and at least an agent's welcome timeout plus its
- * largest reconnect delay.
+ * The storm tests' settings (docs/workers.md, "Storm grace"): heartbeats every second (silence
+ * judged after 3), one agent connection admitted at a time (so `admissionBacklog` queues agents),
+ * no worker degraded by this machine's own load. `marginMs`: how long after the last admission
+ * backlog the sweep still judges nobody (3 intervals, and at least an agent's welcome timeout plus
+ * its largest reconnect delay). `samplingMs`: a replica sees its backlog at its tick and renews the
+ * marker at most once a second.
  */
-export const backlogMarginMs = (intervalMs: number): number =>
-  Math.max(3 * intervalMs, AGENT_WELCOME_TIMEOUT_MS + AGENT_MAX_BACKOFF_MS);
+export const STORM = {
+  intervalMs: 1000,
+  timeoutMs: 3000,
+  marginMs: Math.max(3000, AGENT_WELCOME_TIMEOUT_MS + AGENT_MAX_BACKOFF_MS),
+  samplingMs: 2000,
+  env: {
+    HEARTBEAT_INTERVAL: '1000ms',
+    AGENT_CONNECT_CONCURRENCY: '1',
+    WORKER_DEGRADED_PERCENT: '100',
+    WORKER_UNHEALTHY_PERCENT: '100',
+  } as Record<string, string>,
+};
 
-/** A replica sees its backlog at its tick and renews the marker at most once a second. */
-export const BACKLOG_SAMPLING_MS = 2000;
-
-/**
- * A service for storm tests: heartbeats every `intervalMs`, one agent connection admitted at a time
- * (so `admissionBacklog` queues agents), and no worker degraded by this machine's own load.
- */
-export const stormEnv = (intervalMs: number): Record<string, string> => ({
-  HEARTBEAT_INTERVAL: `${intervalMs}ms`,
-  AGENT_CONNECT_CONCURRENCY: '1',
-  WORKER_DEGRADED_PERCENT: '100',
-  WORKER_UNHEALTHY_PERCENT: '100',
-});
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
