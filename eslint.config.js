@@ -38,13 +38,14 @@ export default tseslint.config(
     rules: { 'layout/program-imports': 'error' },
   },
   ...contractsBoundary(),
-  // Node scripts outside the TypeScript project (scripts/*.mjs): linted without type information.
+  // Node scripts outside the TypeScript project (scripts/*.mjs, and the loader hooks the tests
+  // preload into a service: test/support/*.mjs): linted without type information.
   {
-    files: ['scripts/**/*.mjs'],
+    files: ['scripts/**/*.mjs', 'test/support/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,
-      globals: { process: 'readonly', console: 'readonly' },
+      globals: { process: 'readonly', console: 'readonly', URL: 'readonly' },
     },
   },
   {

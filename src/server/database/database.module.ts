@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config.js';
 import { StartupState } from '../common/startup-state.js';
 import { createDataSource, runMigrationsLocked } from './data-source.js';
-import { EmbeddedPostgres } from './embedded-postgres.js';
+import type { EmbeddedPostgres } from './embedded-postgres.js';
 
 /**
  * The embedded database gets one connection. PGlite runs one statement at a time anyway, and
@@ -30,9 +30,12 @@ export class DatabaseConnection implements OnApplicationShutdown {
   ) {}
 
   static async open(config: AppConfig, startup: StartupState): Promise<DatabaseConnection> {
+    // PGlite (and pglite-socket) is loaded only on the embedded path: on PostgreSQL it is never used.
     const embedded = config.databaseUrl
       ? undefined
-      : await EmbeddedPostgres.start(config.dataDir, EMBEDDED_POOL_SIZE + 4);
+      : await (
+          await import('./embedded-postgres.js')
+        ).EmbeddedPostgres.start(config.dataDir, EMBEDDED_POOL_SIZE + 4);
     try {
       const dataSource = createDataSource(
         config.databaseUrl ?? embedded!.url,

@@ -1,11 +1,8 @@
 import { AppConfig } from '../config/config.js';
 import { Body, Controller, Delete, Get, Logger, Post, Req, Res } from '@nestjs/common';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Request, Response } from 'express';
 import { Caller, RequireScopes } from '../auth/auth.decorators.js';
 import { MethodNotAllowedError } from '../common/app-error.js';
-import { SERVICE_NAME, SERVICE_VERSION } from '../common/version.js';
 import { DriftService } from '../drift/drift.service.js';
 import { OrchestratorHealthService } from '../health/orchestrator-health.service.js';
 import { JobsService } from '../jobs/jobs.service.js';
@@ -17,15 +14,7 @@ import { TunnelService } from '../tunnel/tunnel.service.js';
 import { ConnectivityService } from '../workers/connectivity.service.js';
 import { WorkersService } from '../workers/workers.service.js';
 import { MetricStoreService } from '../metric-store/store/metric-store.service.js';
-import { jobTools } from './job-tools.js';
-import { metricTools } from './metric-tools.js';
-import { orchestratorTools } from './orchestrator-tools.js';
-import { servePrompts } from './prompts.js';
-import { serveResources } from './resources.js';
-import { stackTools } from './stack-tools.js';
-import { ToolRegistry } from './tool.js';
-import { tunnelTools } from './tunnel-tools.js';
-import { workerTools } from './worker-tools.js';
+import type { McpEndpoint, McpServices } from './mcp-endpoint.js';
 import { ApiDoc, problemContent } from '../openapi/api-doc.js';
 import { contractRef } from '../openapi/contract-schemas.js';
 
@@ -38,7 +27,9 @@ import { contractRef } from '../openapi/contract-schemas.js';
 @Controller('mcp')
 export class McpController {
   private readonly log = new Logger('mcp');
-  private readonly tools: ToolRegistry;
+  private readonly services: McpServices;
+  /** The SDK-backed endpoint (mcp-endpoint.ts), loaded and built on the first request. */
+  private endpoint?: Promise<McpEndpoint>;
 
   constructor(
     tunnel: TunnelService,
@@ -47,24 +38,27 @@ export class McpController {
     settings: SettingsService,
     workers: WorkersService,
     connectivity: ConnectivityService,
-    private readonly stacks: StacksService,
-    private readonly drift: DriftService,
-    private readonly jobs: JobsService,
+    stacks: StacksService,
+    drift: DriftService,
+    jobs: JobsService,
     metrics: MetricStoreService,
     config: AppConfig,
     stackLogs: StackLogsService,
   ) {
-    this.tools = new ToolRegistry(
-      [
-        ...tunnelTools(tunnel),
-        ...orchestratorTools(orchestrator, definitions, settings),
-        ...workerTools(workers, connectivity),
-        ...stackTools(stacks, drift, stackLogs),
-        ...jobTools(jobs),
-        ...metricTools(metrics, config),
-      ],
-      this.log,
-    );
+    this.services = {
+      tunnel,
+      orchestrator,
+      definitions,
+      settings,
+      workers,
+      connectivity,
+      stacks,
+      drift,
+      jobs,
+      metrics,
+      config,
+      stackLogs,
+    };
   }
 
   @Post()
@@ -94,20 +88,10 @@ export class McpController {
     @Res() res: Response,
     @Body() body: unknown,
   ): Promise<void> {
-    const server = new McpServer({ name: SERVICE_NAME, version: SERVICE_VERSION });
-    this.tools.serve(server.server, caller);
-    serveResources(server, caller, { stacks: this.stacks, jobs: this.jobs }, this.log);
-    servePrompts(server, caller, { stacks: this.stacks, drift: this.drift, jobs: this.jobs }, this.log);
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    this.endpoint ??= import('./mcp-endpoint.js').then(
+      ({ McpEndpoint }) => new McpEndpoint(this.services, this.log),
+    );
+    await (await this.endpoint).handle(caller, req, res, body);
   }
 
   /** Stateless: there is no event stream to open and no session to end. */

@@ -1,0 +1,62 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testEnv } from '../support/app.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { ServiceProcess } from '../support/service-process.js';
+
+const HOOK = fileURLToPath(new URL('../support/loaded-modules.mjs', import.meta.url));
+const MCP_SDK = /\/node_modules\/@modelcontextprotocol\/sdk\//;
+const ZOD = /\/node_modules\/zod\//;
+const PGLITE = /\/node_modules\/@electric-sql\/pglite(-socket)?\//;
+
+// What an idle service does not hold (docs/benchmarks.md, "Idle memory"): the MCP SDK and zod are
+// loaded on the first /mcp request, PGlite only on the embedded database. The built service
+// (dist/server/main.js) records every module file it loads.
+describe('modules loaded on first use', () => {
+  let db: TestDatabase;
+  let service: ServiceProcess;
+  let dir: string;
+  const loaded = () => readFileSync(join(dir, 'loaded'), 'utf8').split('\n');
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'so-lazy-'));
+    db = await createTestDatabase();
+    service = await ServiceProcess.start({
+      ...testEnv(db),
+      NODE_OPTIONS: `--import=${HOOK}`,
+      LOADED_MODULES_FILE: join(dir, 'loaded'),
+    });
+    await service.waitStarted();
+  });
+  afterAll(async () => {
+    await service?.stop('SIGKILL');
+    await db?.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('loads PGlite only on the embedded database', () => {
+    expect(loaded().some((path) => PGLITE.test(path))).toBe(db.databaseUrl === undefined);
+  });
+
+  it('loads the MCP SDK and zod on the first /mcp request, and answers it', async () => {
+    expect(loaded().filter((path) => MCP_SDK.test(path) || ZOD.test(path))).toEqual([]);
+    const res = await fetch(`${service.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: await service.adminAuth(),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { id: number; result: { tools: { name: string }[] } };
+    expect(answer.id).toBe(1);
+    expect(answer.result.tools.map((tool) => tool.name)).toContain('get_tunnel_status');
+    expect(loaded().some((path) => MCP_SDK.test(path))).toBe(true);
+    expect(loaded().some((path) => ZOD.test(path))).toBe(true);
+  });
+});
