@@ -1,8 +1,11 @@
 import { Global, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { AppConfig } from '../config/config.js';
 import { StartupState } from '../common/startup-state.js';
 import { createDataSource, runMigrationsLocked } from './data-source.js';
+import { prepareStatements } from './prepared-statements.js';
 import type { EmbeddedPostgres } from './embedded-postgres.js';
 
 /**
@@ -42,6 +45,7 @@ export class DatabaseConnection implements OnApplicationShutdown {
         embedded ? EMBEDDED_POOL_SIZE : config.databasePoolSize,
       );
       await dataSource.initialize();
+      prepareStatements((dataSource.driver as PostgresDriver).master as Pool, embedded !== undefined);
       const ran = await runMigrationsLocked(dataSource);
       startup.markMigrated();
       this.logger.log({ migrations_applied: ran, embedded: embedded !== undefined }, 'database ready');

@@ -5,6 +5,7 @@ import { dateOrNull, dateValue, jsonValue } from '../database/row-values.js';
 import type { AuditEventEntity } from '../audit/entities/audit-event.entity.js';
 import type { StackStatus } from '../../contracts/api/stacks.js';
 import { JobEntity } from './entities/job.entity.js';
+import { prepared } from '../database/prepared-statements.js';
 import { JOB_STATES, nextJobState, type JobEvent, type JobState, type JobType } from './job-state.js';
 
 export interface JobFilter {
@@ -45,6 +46,8 @@ const SELECT_JOB = `SELECT id, owner, type, stack_id, stack_name, revision, work
        max_attempts, error, payload, results, timeout_ms, created_at, dispatched_at, started_at, finished_at,
        updated_at, created_by
   FROM jobs`;
+const JOB_BY_ID = prepared(`${SELECT_JOB} WHERE id = $1`);
+const JOBS_BY_IDS = prepared(`${SELECT_JOB} WHERE id = ANY($1::uuid[])`);
 
 interface JobRow {
   id: string;
@@ -144,7 +147,7 @@ export class JobsRepository {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14::jsonb, $15, $16, $17, $18,
                  $19, $20, $21)`;
     if (also.stackStatus === undefined && also.audit === undefined) {
-      await this.dataSource.query(insertJob, params);
+      await this.dataSource.query(prepared(insertJob), params);
       return;
     }
     const parts = [`job AS (${insertJob} RETURNING id, stack_id, owner)`];
@@ -174,7 +177,8 @@ export class JobsRepository {
         SELECT $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}, $${n + 8},
                $${n + 9}, $${n + 10}::jsonb FROM job)`);
     }
-    await this.dataSource.query(`WITH ${parts.join(', ')} SELECT 1 FROM job`, params);
+    // Prepared: one of four texts (with or without each part).
+    await this.dataSource.query(prepared(`WITH ${parts.join(', ')} SELECT 1 FROM job`), params);
   }
 
   findInOwner(owner: string, id: string): Promise<JobEntity | null> {
@@ -183,16 +187,14 @@ export class JobsRepository {
 
   /** Unscoped: agents name jobs by id only, and a job is only ever sent to its own worker. */
   async findById(id: string): Promise<JobEntity | null> {
-    const rows = await this.dataSource.query<JobRow[]>(`${SELECT_JOB} WHERE id = $1`, [id]);
+    const rows = await this.dataSource.query<JobRow[]>(JOB_BY_ID, [id]);
     return rows.length ? jobOf(rows[0]) : null;
   }
 
   /** A batch of jobs in one plain statement (the agents' final events read theirs so). */
   async findByIds(ids: string[]): Promise<JobEntity[]> {
     if (ids.length === 0) return [];
-    const rows = await this.dataSource.query<JobRow[]>(`${SELECT_JOB} WHERE id = ANY($1::uuid[])`, [
-      [...new Set(ids)],
-    ]);
+    const rows = await this.dataSource.query<JobRow[]>(JOBS_BY_IDS, [[...new Set(ids)]]);
     return rows.map(jobOf);
   }
 
@@ -272,13 +274,15 @@ export class JobsRepository {
   ): Promise<{ job: JobEntity; from: JobState }[]> {
     const now = new Date();
     const [updated] = await manager.query<[{ id: string }[], number]>(
-      `UPDATE jobs AS j
+      prepared(
+        `UPDATE jobs AS j
           SET status = u.status, results = u.results, error = u.error, progress = u.progress,
               finished_at = u.finished_at, updated_at = $8
          FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::text[], $6::int[], $7::timestamptz[])
               AS u (id, from_status, status, results, error, progress, finished_at)
         WHERE j.id = u.id AND j.status = u.from_status
         RETURNING j.id`,
+      ),
       [
         rows.map((r) => r.job.id),
         rows.map((r) => r.job.status),
@@ -345,11 +349,13 @@ export class JobsRepository {
       }
       if (ids.length > 0) {
         await manager.query(
-          `UPDATE jobs AS j
+          prepared(
+            `UPDATE jobs AS j
               SET status = 'dispatched', worker_id = u.worker_id, attempts = j.attempts + 1,
                   dispatched_at = $3, error = NULL, updated_at = $3
              FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS worker_id) AS u
             WHERE j.id = u.id AND j.status = 'queued'`,
+          ),
           [ids, workers, now.toISOString()],
         );
       }
@@ -364,10 +370,12 @@ export class JobsRepository {
   async markAccepted(rows: { id: string; workerId: string }[], at: Date): Promise<JobEntity[]> {
     if (rows.length === 0) return [];
     const [updated] = await this.dataSource.query<[Record<string, unknown>[], number]>(
-      `UPDATE jobs AS j SET status = 'running', started_at = $3, updated_at = $3
+      prepared(
+        `UPDATE jobs AS j SET status = 'running', started_at = $3, updated_at = $3
          FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS worker_id) AS u
         WHERE j.id = u.id AND j.worker_id = u.worker_id AND j.status = ANY($4::text[])
         RETURNING j.id, j.type, j.worker_id, j.stack_id`,
+      ),
       [
         rows.map((r) => r.id),
         rows.map((r) => r.workerId),
@@ -388,9 +396,11 @@ export class JobsRepository {
   async setProgress(rows: { id: string; workerId: string; progress: number }[]): Promise<void> {
     if (rows.length === 0) return;
     await this.dataSource.query(
-      `UPDATE jobs AS j SET progress = GREATEST(j.progress, u.progress)
+      prepared(
+        `UPDATE jobs AS j SET progress = GREATEST(j.progress, u.progress)
          FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS worker_id, unnest($3::int[]) AS progress) AS u
         WHERE j.id = u.id AND j.worker_id = u.worker_id AND j.status IN ('running', 'cancelling')`,
+      ),
       [rows.map((r) => r.id), rows.map((r) => r.workerId), rows.map((r) => r.progress)],
     );
   }
@@ -399,11 +409,13 @@ export class JobsRepository {
   async appendLogs(lines: { jobId: string; workerId: string; time: Date; line: string }[]): Promise<void> {
     if (lines.length === 0) return;
     await this.dataSource.query(
-      `INSERT INTO job_logs (job_id, time, line)
+      prepared(
+        `INSERT INTO job_logs (job_id, time, line)
        SELECT u.job_id, u.time, u.line
          FROM (SELECT unnest($1::uuid[]) AS job_id, unnest($2::uuid[]) AS worker_id,
                       unnest($3::timestamptz[]) AS time, unnest($4::text[]) AS line) AS u
         WHERE EXISTS (SELECT 1 FROM jobs WHERE jobs.id = u.job_id AND jobs.worker_id = u.worker_id)`,
+      ),
       [
         lines.map((l) => l.jobId),
         lines.map((l) => l.workerId),

@@ -7,6 +7,7 @@ import type { StackStatus } from '../../contracts/api/stacks.js';
 import { StackEntity } from './entities/stack.entity.js';
 import type { FinishedStack } from './stack-publishing.js';
 import type { StackDefinition } from './definition/definition.types.js';
+import { prepared } from '../database/prepared-statements.js';
 
 /** Postgres unique violation on (owner, name). */
 export const isNameConflict = (err: unknown): boolean => (err as { code?: string }).code === '23505';
@@ -15,6 +16,33 @@ const STACK_COLUMNS = `s.id, s.owner, s.name, s.status, s.revision, s.deployed_r
        s.reserved_memory, s.last_job_id, s.drift_ignores, s.drift_status, s.drift_checked_at, s.created_at,
        s.updated_at`;
 const SELECT_STACK = `SELECT ${STACK_COLUMNS} FROM stacks s`;
+// The reads of every stack request, deploy and job end: prepared once per connection.
+const STACK_IN_OWNER = prepared(`${SELECT_STACK} WHERE s.id = $1 AND s.owner = $2`);
+const STACK_BY_ID = prepared(`${SELECT_STACK} WHERE s.id = $1`);
+const STACK_WITH_DEFINITION = prepared(`SELECT ${STACK_COLUMNS}, r.definition
+         FROM stacks s LEFT JOIN stack_revisions r ON r.stack_id = s.id AND r.revision = s.revision
+        WHERE s.id = $1 AND s.owner = $2`);
+const STATUS_WHILE_ACTIVE = prepared(`UPDATE stacks SET status = $2, updated_at = now()
+        WHERE id = $1 AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = $3
+                                   AND jobs.status IN ('queued', 'dispatched', 'running', 'cancelling'))`);
+const FINISH_PROVISIONS = prepared(`WITH u AS (
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::int[]) AS u (stack_id, job_id, succeeded, revision)
+       ), old AS (
+         SELECT s.id, s.owner, s.name, s.deployed_revision FROM stacks s JOIN u ON u.stack_id = s.id FOR UPDATE OF s
+       )
+       UPDATE stacks AS s
+          SET status = CASE WHEN u.succeeded THEN 'deployed' ELSE 'failed' END,
+              deployed_revision = CASE WHEN u.succeeded THEN u.revision ELSE s.deployed_revision END,
+              last_job_id = CASE WHEN $5::boolean THEN u.job_id ELSE s.last_job_id END,
+              updated_at = now()
+         FROM u JOIN old ON old.id = u.stack_id
+        WHERE s.id = u.stack_id
+        RETURNING old.id, old.owner, old.name, old.deployed_revision`);
+const PLACE_STACKS = prepared(`UPDATE stacks AS s
+          SET worker_id = u.worker_id, reserved_cpu = u.cpu, reserved_memory = u.memory, updated_at = now()
+         FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS worker_id,
+                      unnest($3::float8[]) AS cpu, unnest($4::bigint[]) AS memory) AS u
+        WHERE s.id = u.id`);
 
 interface StackRow {
   id: string;
@@ -89,10 +117,7 @@ export class StacksRepository {
 
   // The two reads of every stack request and job end: plain statements (no query building).
   async findInOwner(owner: string, id: string): Promise<StackEntity | null> {
-    const rows = await this.dataSource.query<StackRow[]>(`${SELECT_STACK} WHERE s.id = $1 AND s.owner = $2`, [
-      id,
-      owner,
-    ]);
+    const rows = await this.dataSource.query<StackRow[]>(STACK_IN_OWNER, [id, owner]);
     return rows.length ? stackOf(rows[0]) : null;
   }
 
@@ -102,9 +127,7 @@ export class StacksRepository {
     id: string,
   ): Promise<{ stack: StackEntity; definition: StackDefinition | null } | null> {
     const rows = await this.dataSource.query<(StackRow & { definition: StackDefinition | string | null })[]>(
-      `SELECT ${STACK_COLUMNS}, r.definition
-         FROM stacks s LEFT JOIN stack_revisions r ON r.stack_id = s.id AND r.revision = s.revision
-        WHERE s.id = $1 AND s.owner = $2`,
+      STACK_WITH_DEFINITION,
       [id, owner],
     );
     if (!rows.length) return null;
@@ -116,7 +139,7 @@ export class StacksRepository {
   }
 
   async findById(id: string): Promise<StackEntity | null> {
-    const rows = await this.dataSource.query<StackRow[]>(`${SELECT_STACK} WHERE s.id = $1`, [id]);
+    const rows = await this.dataSource.query<StackRow[]>(STACK_BY_ID, [id]);
     return rows.length ? stackOf(rows[0]) : null;
   }
 
@@ -173,19 +196,12 @@ export class StacksRepository {
   /** Where stacks now run and what they reserve there, one statement for a dispatch round. */
   async place(rows: { stackId: string; workerId: string; cpu: number; memory: number }[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.dataSource.query(
-      `UPDATE stacks AS s
-          SET worker_id = u.worker_id, reserved_cpu = u.cpu, reserved_memory = u.memory, updated_at = now()
-         FROM (SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS worker_id,
-                      unnest($3::float8[]) AS cpu, unnest($4::bigint[]) AS memory) AS u
-        WHERE s.id = u.id`,
-      [
-        rows.map((r) => r.stackId),
-        rows.map((r) => r.workerId),
-        rows.map((r) => r.cpu),
-        rows.map((r) => r.memory),
-      ],
-    );
+    await this.dataSource.query(PLACE_STACKS, [
+      rows.map((r) => r.stackId),
+      rows.map((r) => r.workerId),
+      rows.map((r) => r.cpu),
+      rows.map((r) => r.memory),
+    ]);
   }
 
   /**
@@ -201,28 +217,13 @@ export class StacksRepository {
     if (rows.length === 0) return new Map();
     const [updated] = await manager.query<
       [{ id: string; owner: string; name: string; deployed_revision: number | null }[], number]
-    >(
-      `WITH u AS (
-         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::int[]) AS u (stack_id, job_id, succeeded, revision)
-       ), old AS (
-         SELECT s.id, s.owner, s.name, s.deployed_revision FROM stacks s JOIN u ON u.stack_id = s.id FOR UPDATE OF s
-       )
-       UPDATE stacks AS s
-          SET status = CASE WHEN u.succeeded THEN 'deployed' ELSE 'failed' END,
-              deployed_revision = CASE WHEN u.succeeded THEN u.revision ELSE s.deployed_revision END,
-              last_job_id = CASE WHEN $5::boolean THEN u.job_id ELSE s.last_job_id END,
-              updated_at = now()
-         FROM u JOIN old ON old.id = u.stack_id
-        WHERE s.id = u.stack_id
-        RETURNING old.id, old.owner, old.name, old.deployed_revision`,
-      [
-        rows.map((r) => r.stackId),
-        rows.map((r) => r.jobId),
-        rows.map((r) => r.succeeded),
-        rows.map((r) => r.revision),
-        reachedNode,
-      ],
-    );
+    >(FINISH_PROVISIONS, [
+      rows.map((r) => r.stackId),
+      rows.map((r) => r.jobId),
+      rows.map((r) => r.succeeded),
+      rows.map((r) => r.revision),
+      reachedNode,
+    ]);
     return new Map(
       updated.map((r) => [
         r.id,
@@ -233,12 +234,7 @@ export class StacksRepository {
 
   /** Sets the status a job gives its stack, unless the job already finished (its hook won). */
   async setStatusWhileActive(id: string, status: StackStatus, jobId: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE stacks SET status = $2, updated_at = now()
-        WHERE id = $1 AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = $3
-                                   AND jobs.status IN ('queued', 'dispatched', 'running', 'cancelling'))`,
-      [id, status, jobId],
-    );
+    await this.dataSource.query(STATUS_WHILE_ACTIVE, [id, status, jobId]);
   }
 
   async delete(id: string): Promise<void> {
