@@ -143,6 +143,12 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       degradedPercent: config.workerDegradedPercent,
       unhealthyPercent: config.workerUnhealthyPercent,
     };
+    // Read when /metrics is scraped (prom-client's `collect`): the streams held at that moment. Set
+    // from the hello, the disconnect and the tick before, a tick could write a count taken between
+    // a hello and its stream's registration, and the gauge read 0 for a connected agent until the
+    // next tick.
+    (connectedGauge as Gauge<string> & { collect?: () => void }).collect = () =>
+      connectedGauge.set(sessions.count);
   }
 
   onModuleInit(): void {
@@ -251,7 +257,6 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       },
       connectedFrom: connection.remoteHost,
     });
-    this.connectedGauge.set(this.sessions.count + 1);
     // Peers are sent to the address we know for this agent, at the port of its probe listener.
     if (worker.address && !probeHost(worker.address))
       this.logger.warn(
@@ -331,7 +336,6 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     void this.directory
       .release(workerId)
       .catch((err: unknown) => this.logger.warn({ err, worker_id: workerId }, 'agent session not released'));
-    this.connectedGauge.set(this.sessions.count);
     this.logger.log({ worker_id: workerId }, 'agent disconnected');
   }
 
@@ -409,7 +413,6 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       throw err;
     }
     for (const [id, w] of this.live) if (!w.connected && !w.dirty) this.live.delete(id);
-    this.connectedGauge.set(this.sessions.count);
   }
 
   private get silenceMs(): number {
