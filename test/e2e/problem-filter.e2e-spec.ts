@@ -2,11 +2,12 @@ import { Controller, Get, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, Response } from 'express';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/server/common/app-error.js';
 import { ProblemFilter } from '../../src/server/common/problem.filter.js';
-import { requestIdMiddleware } from '../../src/server/common/request-id.middleware.js';
+import { assignRequestId } from '../../src/server/common/request-id.middleware.js';
 
 @Controller('boom')
 class BoomController {
@@ -31,7 +32,10 @@ describe('ProblemFilter', () => {
   let app: NestExpressApplication;
   beforeAll(async () => {
     app = await NestFactory.create<NestExpressApplication>(BoomModule, { logger: false });
-    app.use(requestIdMiddleware);
+    app.use((req: Request, res: Response, next: NextFunction) => {
+      assignRequestId(req, res);
+      next();
+    });
     await app.init();
   });
   afterAll(() => app.close());

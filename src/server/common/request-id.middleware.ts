@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -15,9 +14,4 @@ export function assignRequestId(req: IncomingMessage, res: ServerResponse): stri
   (req as IncomingMessage & { id: string }).id = id;
   res.setHeader('X-Request-Id', id);
   return id;
-}
-
-export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
-  assignRequestId(req, res);
-  next();
 }

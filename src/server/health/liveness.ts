@@ -2,6 +2,7 @@ import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'n
 import type { Logger } from 'pino';
 import { SECURITY_HEADERS } from '../common/security-headers.js';
 import { assignRequestId } from '../common/request-id.middleware.js';
+import { pathOfUrl } from '../common/paths.js';
 import type { HttpMetrics } from '../metrics/http-metrics.js';
 import { logRequest } from '../logging/logging.js';
 
@@ -19,17 +20,12 @@ export function installLivenessResponder(server: Server, metrics: HttpMetrics, l
   const [framework] = server.listeners('request') as RequestListener[];
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if ((req.method === 'GET' || req.method === 'HEAD') && pathOf(req.url) === LIVENESS_PATH) {
+    if ((req.method === 'GET' || req.method === 'HEAD') && pathOfUrl(req.url) === LIVENESS_PATH) {
       respond(req, res, metrics, logger());
     } else {
       framework(req, res);
     }
   });
-}
-
-function pathOf(url: string | undefined): string {
-  const q = url?.indexOf('?') ?? -1;
-  return q === -1 ? (url ?? '') : url!.slice(0, q);
 }
 
 function respond(req: IncomingMessage, res: ServerResponse, metrics: HttpMetrics, logger: Logger): void {

@@ -4,6 +4,7 @@ import type { Writable } from 'node:stream';
 import pino, { type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 import { PinoPretty } from 'pino-pretty';
 import pinoRoll from 'pino-roll';
+import { pathOfUrl } from '../common/paths.js';
 import { RequestContext } from '../common/request-context.js';
 import type { LogFormat, LogLevel } from '../config/config.js';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../../contracts/private-files.js';
@@ -119,21 +120,17 @@ export async function logDestination(
 
 type Req = IncomingMessage & { originalUrl?: string };
 
-const pathOf = (req: Req): string => {
-  const url = req.originalUrl ?? req.url ?? '';
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
-};
+const pathOf = (req: Req): string => pathOfUrl(req.originalUrl ?? req.url);
 const QUIET_PATHS = /^\/(health\/(live|ready|startup)|metrics)$/;
 
 /** How request records show the request and the response: never headers, never the query. */
-export const HTTP_SERIALIZERS = {
+const HTTP_SERIALIZERS = {
   req: (req: Req) => ({ method: req.method, path: pathOf(req), remote_address: req.socket?.remoteAddress }),
   res: (res: ServerResponse) => ({ status_code: res.statusCode }),
 };
 
 /** The level of a request's record, from its outcome. */
-export function requestLogLevel(req: Req, res: ServerResponse): Level {
+function requestLogLevel(req: Req, res: ServerResponse): Level {
   if (res.statusCode >= 500) return 'error';
   // Anyone can send a bad token: at info a flood of them would bury the log. The requests
   // metric still counts every 401 by its status label.

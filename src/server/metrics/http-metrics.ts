@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import type { Counter, Histogram } from 'prom-client';
 import { METRIC, UNMATCHED_ROUTE } from './metric-names.js';
+import { pathOfUrl } from '../common/paths.js';
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -46,10 +47,9 @@ export function routeTemplate(req: Request, res: ServerResponse): string {
     const template = `${req.baseUrl}${route.path}`.replace(/\{\/\*splat\}$/, '');
     return template === '' ? UNMATCHED_ROUTE : template;
   }
-  if (res.statusCode === 404) return UNMATCHED_ROUTE;
-  const url = req.originalUrl;
-  const q = url.indexOf('?');
-  return routeTable(req.app).find(req.method, q === -1 ? url : url.slice(0, q)) ?? UNMATCHED_ROUTE;
+  // Only a refusal before routing is looked up: not a 404, nor the console's files.
+  if (res.statusCode < 400 || res.statusCode === 404) return UNMATCHED_ROUTE;
+  return routeTable(req.app).find(req.method, pathOfUrl(req.originalUrl)) ?? UNMATCHED_ROUTE;
 }
 
 interface RouteEntry {

@@ -135,7 +135,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     private readonly links: ConnectivityService,
     private readonly config: AppConfig,
     private readonly nodeMetrics: NodeMetricsRecorder,
-    @InjectMetric(METRIC.workersConnected) private readonly connectedGauge: Gauge<string>,
+    @InjectMetric(METRIC.workersConnected) connectedGauge: Gauge<string>,
     @InjectMetric(METRIC.workersHealthy) private readonly healthyGauge: Gauge<string>,
     @InjectMetric(METRIC.workerTransitions) private readonly transitions: Counter<string>,
   ) {
