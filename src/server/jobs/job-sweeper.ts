@@ -12,8 +12,16 @@ export const JOBS_SWEEP_LEASE = 'jobs-sweep';
 const SWEEP_LEASE_TTL_MS = 6_000;
 
 /**
- * The sweep, as often as the dispatcher polls: jobs whose worker was deleted, dispatches no agent
- * confirmed within JOB_ACK_TIMEOUT, and jobs past their timeout.
+ * How often the sweep runs: a quarter of the shorter of JOB_ACK_TIMEOUT and JOB_TIMEOUT, between the
+ * dispatcher's poll and a second (so with the defaults, 30 s and 10 min, once a second: a timeout is
+ * acted on within a second of passing, and an idle service reads the queue once a second).
+ */
+export const sweepIntervalMs = (ackTimeoutMs: number, jobTimeoutMs: number): number =>
+  Math.min(1000, Math.max(POLL_MS, Math.min(ackTimeoutMs, jobTimeoutMs) / 4));
+
+/**
+ * The sweep: jobs whose worker was deleted, dispatches no agent confirmed within JOB_ACK_TIMEOUT, and
+ * jobs past their timeout.
  */
 @Injectable()
 export class JobSweeper implements OnModuleInit, OnModuleDestroy {
@@ -31,7 +39,8 @@ export class JobSweeper implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.sweepTimer = every(this.logger, 'jobs-sweep', POLL_MS, () => this.sweep());
+    const intervalMs = sweepIntervalMs(this.config.jobAckTimeoutMs, this.config.jobTimeoutMs);
+    this.sweepTimer = every(this.logger, 'jobs-sweep', intervalMs, () => this.sweep());
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -47,10 +56,15 @@ export class JobSweeper implements OnModuleInit, OnModuleDestroy {
     this.sweeping = true;
     try {
       if (!(await this.leases.holds(JOBS_SWEEP_LEASE, SWEEP_LEASE_TTL_MS))) return;
-      for (const job of await this.repository.onRemovedWorkers()) await this.workerRemoved(job);
       const now = Date.now();
-      const active = await this.repository.findByStatus(['dispatched', 'running', 'cancelling']);
-      for (const job of active) {
+      for (const { job, workerRemoved } of await this.repository.forSweep(
+        new Date(now),
+        this.config.jobAckTimeoutMs,
+      )) {
+        if (workerRemoved) {
+          await this.workerRemoved(job);
+          continue;
+        }
         if (
           job.status === 'dispatched' &&
           job.dispatchedAt &&

@@ -42,12 +42,22 @@ export const isActiveJobConflict = (err: unknown): boolean =>
     'jobs_one_active_per_stack',
   );
 
-const SELECT_JOB = `SELECT id, owner, type, stack_id, stack_name, revision, worker_id, status, progress, attempts,
+const JOB_COLUMNS = `id, owner, type, stack_id, stack_name, revision, worker_id, status, progress, attempts,
        max_attempts, error, payload, results, timeout_ms, created_at, dispatched_at, started_at, finished_at,
-       updated_at, created_by
-  FROM jobs`;
+       updated_at, created_by`;
+const SELECT_JOB = `SELECT ${JOB_COLUMNS} FROM jobs`;
 const JOB_BY_ID = prepared(`${SELECT_JOB} WHERE id = $1`);
 const JOBS_BY_IDS = prepared(`${SELECT_JOB} WHERE id = ANY($1::uuid[])`);
+// The sweep's one read ($1 the sweeper's clock, as the timestamps are the service's): unfinished jobs
+// placed on a worker deleted since, dispatches unconfirmed for $2 ms and jobs past their timeout.
+const JOBS_FOR_SWEEP = prepared(`SELECT * FROM (
+  SELECT ${JOB_COLUMNS}, NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = j.worker_id) AS worker_removed FROM jobs j
+   WHERE status IN ('queued', 'dispatched', 'running', 'cancelling') AND worker_id IS NOT NULL) j
+ WHERE worker_removed
+    OR (status = 'dispatched' AND dispatched_at < $1::timestamptz - $2 * interval '1 millisecond')
+    OR COALESCE(started_at, dispatched_at) < $1::timestamptz - timeout_ms * interval '1 millisecond'
+ ORDER BY updated_at
+ LIMIT $3`);
 
 interface JobRow {
   id: string;
@@ -433,14 +443,23 @@ export class JobsRepository {
     return rows.map((r) => ({ id: Number(r.id), time: new Date(r.time), line: r.line }));
   }
 
-  /** Jobs of these states, for the sweeps (bounded). */
-  findByStatus(states: JobState[], limit = 1000): Promise<JobEntity[]> {
-    return this.repo
-      .createQueryBuilder('j')
-      .where('j.status = ANY(:states)', { states })
-      .orderBy('j.updated_at', 'ASC')
-      .limit(limit)
-      .getMany();
+  /**
+   * The sweep's work, oldest first and bounded, in one statement: unfinished jobs whose worker was
+   * deleted (`workerRemoved`), dispatches no agent confirmed within `ackTimeoutMs` of `now`, and jobs
+   * past their own timeout. Only what is due is read: an idle or healthy queue costs one indexed
+   * statement per sweep.
+   */
+  async forSweep(
+    now: Date,
+    ackTimeoutMs: number,
+    limit = 1000,
+  ): Promise<{ job: JobEntity; workerRemoved: boolean }[]> {
+    const rows = await this.dataSource.query<(JobRow & { worker_removed: boolean })[]>(JOBS_FOR_SWEEP, [
+      now,
+      ackTimeoutMs,
+      limit,
+    ]);
+    return rows.map((r) => ({ job: jobOf(r), workerRemoved: r.worker_removed }));
   }
 
   /** The ids of the newest jobs of every owner, newest first (the debug bundle). */
@@ -514,17 +533,6 @@ export class JobsRepository {
         tail.lines.push({ id: Number(row.id), time: new Date(row.time), line: row.line });
     }
     return tails;
-  }
-
-  /** Unfinished jobs placed on a worker that was deleted since. */
-  onRemovedWorkers(limit = 1000): Promise<JobEntity[]> {
-    return this.repo
-      .createQueryBuilder('j')
-      .where("j.status IN ('queued', 'dispatched', 'running', 'cancelling')")
-      .andWhere('j.worker_id IS NOT NULL')
-      .andWhere('NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = j.worker_id)')
-      .limit(limit)
-      .getMany();
   }
 
   /** A queued job whose worker is gone is placed afresh. */
