@@ -1,11 +1,18 @@
 # syntax=docker/dockerfile:1
 # Build stage: install every dependency and compile TypeScript.
 FROM node:20-bookworm-slim AS build
+# A C compiler for the native addon (native/malloc-trim.c); Node's image carries its headers.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY console ./console
+COPY native ./native
+COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: production dependencies and the compiled output only, as an unprivileged user.

@@ -13,9 +13,10 @@ const ZOD = /\/node_modules\/zod\//;
 const PGLITE = /\/node_modules\/@electric-sql\/pglite(-socket)?\//;
 
 // What an idle service does not hold (docs/benchmarks.md, "Idle memory"): the MCP SDK and zod are
-// loaded on the first /mcp request, PGlite only on the embedded database. The built service
+// loaded on the first /mcp request, PGlite only on the embedded database; the allocator's free memory
+// is given back (MEMORY_TRIM_INTERVAL, the native addon `npm run build` compiles). The built service
 // (dist/server/main.js) records every module file it loads.
-describe('modules loaded on first use', () => {
+describe('idle memory: modules loaded on first use, free memory given back', () => {
   let db: TestDatabase;
   let service: ServiceProcess;
   let dir: string;
@@ -28,6 +29,7 @@ describe('modules loaded on first use', () => {
       ...testEnv(db),
       NODE_OPTIONS: `--import=${HOOK}`,
       LOADED_MODULES_FILE: join(dir, 'loaded'),
+      MEMORY_TRIM_INTERVAL: '1s',
     });
     await service.waitStarted();
   });
@@ -58,5 +60,18 @@ describe('modules loaded on first use', () => {
     expect(answer.result.tools.map((tool) => tool.name)).toContain('get_tunnel_status');
     expect(loaded().some((path) => MCP_SDK.test(path))).toBe(true);
     expect(loaded().some((path) => ZOD.test(path))).toBe(true);
+  });
+
+  it("gives the allocator's free memory back every MEMORY_TRIM_INTERVAL, counted in /metrics", async () => {
+    const trims = async (): Promise<number> => {
+      const text = await (await fetch(`${service.url}/metrics`)).text();
+      return [...text.matchAll(/^stack_memory_trims_total\{released="(?:true|false)"\} (\d+)$/gm)].reduce(
+        (sum, match) => sum + Number(match[1]),
+        0,
+      );
+    };
+    const deadline = Date.now() + 15_000;
+    while ((await trims()) < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    expect(await trims()).toBeGreaterThanOrEqual(3);
   });
 });

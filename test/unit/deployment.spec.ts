@@ -19,6 +19,14 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/CMD curl -fsS -o \/dev\/null http:\/\/127\.0\.0\.1:5260\/health\/ready/);
   });
 
+  it('copies into the build stage every directory `npm run build` reads (src, console, native via scripts), and a C compiler for the addon', () => {
+    const build = dockerfile.slice(0, dockerfile.indexOf('AS runtime'));
+    for (const dir of ['src', 'console', 'native', 'scripts']) {
+      expect(build).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
+    }
+    expect(build).toMatch(/apt-get install -y --no-install-recommends gcc libc6-dev/);
+  });
+
   it('exposes the API and agent ports', () => {
     expect(dockerfile).toMatch(/^EXPOSE 5260 5263$/m);
   });

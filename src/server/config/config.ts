@@ -97,6 +97,8 @@ export class AppConfig {
   readonly readinessTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   readonly settingsRefreshIntervalMs: number;
+  /** MEMORY_TRIM_INTERVAL: how often free allocator memory is given back (0: never). */
+  readonly memoryTrimIntervalMs: number;
   readonly jobTimeoutMs: number;
   readonly jobAckTimeoutMs: number;
   readonly jobMaxAttempts: number;
@@ -174,6 +176,7 @@ export class AppConfig {
     this.readinessTimeoutMs = read('READINESS_TIMEOUT') ?? 0;
     this.shutdownTimeoutMs = read('SHUTDOWN_TIMEOUT') ?? 0;
     this.settingsRefreshIntervalMs = read('SETTINGS_REFRESH_INTERVAL') ?? 0;
+    this.memoryTrimIntervalMs = read('MEMORY_TRIM_INTERVAL') ?? 0;
     this.jobTimeoutMs = read('JOB_TIMEOUT') ?? 0;
     this.jobAckTimeoutMs = read('JOB_ACK_TIMEOUT') ?? 0;
     this.jobMaxAttempts = read('JOB_MAX_ATTEMPTS') ?? 0;

@@ -195,6 +195,12 @@ export const VARIABLES = {
     description: 'Dispatch attempts of a job before it fails',
     parse: positiveInt(1, 100),
   },
+  MEMORY_TRIM_INTERVAL: {
+    default: '30s',
+    description:
+      "How often the service gives the allocator's free memory back to the system (glibc malloc_trim, through the native addon built with the service); 0: never",
+    parse: duration(0, 86_400_000),
+  },
   SETTINGS_REFRESH_INTERVAL: {
     default: '5s',
     description: 'How often a replica re-reads runtime settings changed by another replica',

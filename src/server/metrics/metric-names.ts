@@ -15,6 +15,7 @@ export const METRIC = {
   metricStoreSamples: 'stack_metric_store_samples_total',
   metricStoreDropped: 'stack_metric_store_dropped_samples_total',
   metricStoreBytes: 'stack_metric_store_bytes',
+  memoryTrims: 'stack_memory_trims_total',
 } as const;
 
 /** Label value for requests no route matched, so unknown paths cannot grow the label set. */

@@ -81,6 +81,11 @@ const providers = [
     help: 'Bytes of the metric store on disk (its tables and indexes), as last measured.',
   }),
   makeCounterProvider({
+    name: METRIC.memoryTrims,
+    help: "Times this process gave its allocator's free memory back to the system (MEMORY_TRIM_INTERVAL), by whether any was released.",
+    labelNames: ['released'],
+  }),
+  makeCounterProvider({
     name: METRIC.workerTransitions,
     help: 'Worker status transitions, by previous and new status.',
     labelNames: ['from', 'to'],
