@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { isDataException, isDatabaseUnavailable } from '../database/database-errors.js';
 import { AppError } from './app-error.js';
 import { ProblemInput, sendProblem } from './problem.js';
+import { pathOfUrl } from './paths.js';
 
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'bad_request',
@@ -63,7 +64,7 @@ export class ProblemFilter implements ExceptionFilter {
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn(
-        { err: exception, method: req.method, path: req.originalUrl.split('?')[0] },
+        { err: exception, method: req.method, path: pathOfUrl(req.originalUrl) },
         'database unavailable',
       );
       return {
@@ -74,7 +75,7 @@ export class ProblemFilter implements ExceptionFilter {
       };
     }
     this.logger.error(
-      { err: exception, method: req.method, path: req.originalUrl.split('?')[0] },
+      { err: exception, method: req.method, path: pathOfUrl(req.originalUrl) },
       'unhandled error',
     );
     return {
@@ -86,8 +87,7 @@ export class ProblemFilter implements ExceptionFilter {
 
   /** Nest's own messages for 4xx are safe, but "Cannot GET /x" reads better as a sentence. */
   private clientDetail(exception: HttpException, req: Request): string {
-    if (exception.getStatus() === 404)
-      return `No route matches ${req.method} ${req.originalUrl.split('?')[0]}.`;
+    if (exception.getStatus() === 404) return `No route matches ${req.method} ${pathOfUrl(req.originalUrl)}.`;
     const response = exception.getResponse();
     if (typeof response === 'string') return response;
     const message = (response as { message?: unknown }).message;

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { STATUS_CODES } from 'node:http';
 import type { OAuthError, Problem, ProblemFieldError } from '../../contracts/api/problem.js';
+import { pathOfUrl } from './paths.js';
 
 /** The body `buildProblem` makes, declared with the other API shapes; re-exported for the server's use. */
 export type { Problem } from '../../contracts/api/problem.js';
@@ -32,7 +33,7 @@ export function buildProblem(req: Request, input: ProblemInput): Problem {
     title: input.title ?? STATUS_CODES[input.status] ?? 'Error',
     status: input.status,
     detail: input.detail,
-    instance: req.originalUrl.split('?')[0],
+    instance: pathOfUrl(req.originalUrl),
     code: input.code,
     request_id: requestIdOf(req),
   };
@@ -66,7 +67,7 @@ export function sendProblem(req: Request, res: Response, input: ProblemInput): v
   for (const [name, value] of Object.entries(input.headers ?? {})) res.setHeader(name, value);
   res.status(input.status);
   // originalUrl: inside mounted middleware req.path is relative to the mount point.
-  if (OAUTH_PATHS.includes(req.originalUrl.split('?')[0])) {
+  if (OAUTH_PATHS.includes(pathOfUrl(req.originalUrl))) {
     res.setHeader('Pragma', 'no-cache');
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     const body: OAuthError = {

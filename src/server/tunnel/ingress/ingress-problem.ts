@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { PROBLEM_CONTENT_TYPE, problemType, type Problem } from '../../common/problem.js';
 import { assignRequestId } from '../../common/request-id.middleware.js';
 import { SECURITY_HEADERS } from '../../common/security-headers.js';
+import { pathOfUrl } from '../../common/paths.js';
 
 /** An answer the ingress gives itself, in place of the service's. */
 export interface IngressProblem {
@@ -50,7 +51,7 @@ function problemBody(req: IncomingMessage, problem: IngressProblem, requestId: s
     title: STATUS_CODES[problem.status] ?? 'Error',
     status: problem.status,
     detail: problem.detail,
-    instance: (req.url ?? '/').split('?')[0],
+    instance: pathOfUrl(req.url ?? '/'),
     code: problem.code,
     request_id: requestId,
   };
