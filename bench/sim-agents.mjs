@@ -4,8 +4,10 @@
 // service sets, and answers every `job` in the same tick with `accepted` and `succeeded`. With
 // several endpoints, agent k starts at endpoint k mod n and, when its stream ends, goes to the next
 // one after the real agent's backoff (`Backoff` from dist/agent, 500 ms floor, full jitter, reset
-// by a welcome). Every heartbeat is timed until its `heartbeat_ack` inside a window. Driven over IPC:
-//   {type:'init', endpoints, caPem, capacity, reconnect, resume} -> {type:'ready'}
+// by a welcome). Every heartbeat is timed until its `heartbeat_ack` inside a window. `client`:
+// 'grpc' (grpc-js, the default) or 'http2' (bench/sim-http2.mjs: the same messages and TLS over
+// node:http2 directly, a fraction of grpc-js' CPU per agent). Driven over IPC:
+//   {type:'init', endpoints, caPem, capacity, reconnect, resume, client} -> {type:'ready'}
 //   {type:'connect', agents:[{id,keyPem,certPem}], concurrency}
 //                                               -> {type:'connected', ok, failed, connectMs, errors}
 //   {type:'collect'}                            -> {type:'collected', received, jobs, duplicates, ...}
@@ -21,6 +23,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Backoff } from '../dist/agent/server-addresses.js';
 import { IDENTITY_REVOKED, loadAgentProto } from '../dist/contracts/agent-protocol/index.js';
 import { heartbeatMessage, helloMessage, jobAnswers, now } from './lib-jobs.mjs';
+import { agentTls, Http2Call } from './sim-http2.mjs';
 
 const CONNECT_TIMEOUT_MS = 30_000;
 /** As the real agent: a stream not welcomed by then is given up for the next endpoint. */
@@ -29,12 +32,21 @@ const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
 
 const proto = loadAgentProto();
+/** The Connect method: its path and the serializers grpc-js uses, for the http2 client too. */
+const CONNECT = proto.AgentGateway.service.Connect;
 /** This process's event-loop delay since the last `mark`: when it is large, the agents are the limit. */
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
 const HOST = hostname();
 
-let config = { endpoints: [], caPem: Buffer.alloc(0), capacity: undefined, reconnect: false, resume: false };
+let config = {
+  endpoints: [],
+  caPem: Buffer.alloc(0),
+  capacity: undefined,
+  reconnect: false,
+  resume: false,
+  client: 'grpc',
+};
 /** dist/agent/tls-session.js, loaded when resuming (a build from before it has none). */
 let tlsSession;
 const agents = [];
@@ -95,16 +107,36 @@ function credentialsOf(agent) {
   return agent.credentials;
 }
 
-/** One stream of `agent` to its current endpoint; on its end, the next endpoint (when reconnecting). */
-function open(agent) {
-  const endpoint = config.endpoints[agent.endpoint % config.endpoints.length];
+/** The TLS settings of `agent` for the http2 client, built once: as credentialsOf. */
+function http2TlsOf(agent) {
+  agent.http2Tls ??= agentTls({
+    caPem: config.caPem,
+    keyPem: Buffer.from(agent.spec.keyPem),
+    certPem: agent.spec.certPem,
+    store: config.resume ? (agent.tls = new tlsSession.TlsSessionStore()) : undefined,
+  });
+  return agent.http2Tls;
+}
+
+/** A client and its Connect stream to `endpoint`: grpc-js, or the http2 call (client and stream). */
+function dial(agent, endpoint) {
+  if (config.client === 'http2') {
+    const call = new Http2Call(endpoint, CONNECT, http2TlsOf(agent));
+    return { client: call, stream: call };
+  }
   const client = new proto.AgentGateway(
     endpoint,
     credentialsOf(agent),
     // Its own subchannel pool: one TLS connection per agent, as with agents on separate hosts.
     { 'grpc.use_local_subchannel_pool': 1, 'grpc.keepalive_time_ms': 30_000 },
   );
-  const stream = client.Connect();
+  return { client, stream: client.Connect() };
+}
+
+/** One stream of `agent` to its current endpoint; on its end, the next endpoint (when reconnecting). */
+function open(agent) {
+  const endpoint = config.endpoints[agent.endpoint % config.endpoints.length];
+  const { client, stream } = dial(agent, endpoint);
   agent.client = client;
   agent.stream = stream;
   const started = now();
@@ -213,7 +245,10 @@ async function handle(msg) {
         capacity: msg.capacity,
         reconnect: msg.reconnect === true,
         resume: msg.resume !== false,
+        client: msg.client ?? 'grpc',
       };
+      if (config.client !== 'grpc' && config.client !== 'http2')
+        throw new Error(`unknown client ${msg.client}`);
       if (config.resume) tlsSession = await import('../dist/agent/tls-session.js');
       return { type: 'ready' };
     case 'connect': {

@@ -6,7 +6,10 @@
 // acknowledged heartbeat again: connects/s, hello→welcome, attempts per agent, the CPU of the
 // service, the agents, PostgreSQL and everything else, TLS sessions resumed, and whether any worker
 // was seen other than healthy (the database, every 250 ms) or counted a transition to unreachable
-// (`stack_worker_transitions_total` of both processes). No thresholds: it reports.
+// (`stack_worker_transitions_total` of both processes). No thresholds: it reports. The agents'
+// client is `BENCH_STORM_CLIENT`: `http2` (default, bench/sim-http2.mjs, light enough that the
+// agents are less of the limit) or `grpc` (grpc-js, as the real agent); their CPU per 1,000 agents
+// at the first connect and in steady state is reported with the table.
 // Run: `bash -c 'ulimit -n 20000; node bench/main.mjs storm'` (after `npm run build`).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -46,6 +49,8 @@ const LABEL = env.BENCH_STORM_LABEL ?? 'current';
 /** `0`: the agents do not offer their last TLS session (as agents before resumption). */
 const RESUME = env.BENCH_STORM_RESUME !== '0';
 const CONNECT_CONCURRENCY = Number(env.BENCH_STORM_CONNECT_CONCURRENCY ?? 50);
+/** The simulated agents' gRPC client: `http2` (bench/sim-http2.mjs) or `grpc` (grpc-js). */
+const CLIENT = env.BENCH_STORM_CLIENT ?? 'http2';
 /** Extra environment for the service, e.g. `AGENT_ADMISSION=64` (comma-separated KEY=VALUE). */
 const SERVICE_ENV = Object.fromEntries(
   (env.BENCH_STORM_SERVICE_ENV ?? '')
@@ -254,11 +259,14 @@ export async function stormBench() {
           capacity: AGENT_CAPACITY,
           reconnect: true,
           resume: RESUME,
+          client: CLIENT,
         },
         'ready',
       );
     }
+    const agentTicks = () => ctx.sims.reduce((t, s) => t + processTicks(s.pid), 0);
     const t0 = now();
+    const ticks0 = agentTicks();
     const connected = await Promise.all(
       ctx.sims.map((sim, p) =>
         sim.request(
@@ -272,6 +280,8 @@ export async function stormBench() {
       ),
     );
     const connectS = (now() - t0) / 1000;
+    /** CPU-seconds of the agents' processes for the fleet's first connect. */
+    const connectCpuS = (agentTicks() - ticks0) / CLK_TCK;
     const failed = connected.reduce((n, c) => n + c.failed, 0);
     if (failed > 0)
       throw new Error(`${failed} agents failed to connect: ${JSON.stringify(connected[0].errors)}`);
@@ -280,13 +290,15 @@ export async function stormBench() {
       `${AGENTS} agents connected in ${fmt(connectS)} s (${fmt(AGENTS / connectS, 0)}/s), hello→welcome p50 ` +
         `${ms(percentile(connectMs, 0.5))} p99 ${ms(percentile(connectMs, 0.99))} ms`,
     );
-    const initial = { connectS, connectMs };
+    const initial = { connectS, connectMs, connectCpuS };
     const rounds = [];
     for (let round = 1; round <= RESTARTS; round++) {
       // Every worker healthy, then a full heartbeat round so the restart meets them mid-interval.
       for (const deadline = now() + 60_000; now() < deadline; await sleep(500))
         if (((await statusCounts(sql)).healthy ?? 0) >= AGENTS) break;
+      const steady = { at: now(), ticks: agentTicks() };
       await sleep(HEARTBEAT_MS + 1000);
+      initial.steadyCpu ??= ((agentTicks() - steady.ticks) / CLK_TCK / ((now() - steady.at) / 1000)) * 100;
       rounds.push(await restart(ctx, round));
     }
     return report(initial, rounds, startLoad);
@@ -302,7 +314,7 @@ export async function stormBench() {
 function report(initial, rounds, startLoad) {
   const q = (values, p) => ms(percentile(values, p));
   const t = table(
-    `Reconnect storm: ${AGENTS} agents, heartbeats every ${HEARTBEAT}, service restarted (SIGTERM, start) under them`,
+    `Reconnect storm: ${AGENTS} agents (${CLIENT} client, ${PROCS} process${PROCS > 1 ? 'es' : ''}), heartbeats every ${HEARTBEAT}, service restarted (SIGTERM, start) under them`,
     [
       'run',
       'restart',
@@ -320,7 +332,7 @@ function report(initial, rounds, startLoad) {
       'statuses after',
     ],
     rounds.map((r) => [
-      LABEL,
+      `${LABEL} (${CLIENT})`,
       r.round,
       `${fmt(r.stopS)} / ${fmt(r.readyS)}`,
       `${fmt(r.firstWelcomeS)} / ${fmt(r.allWelcomedS)}`,
@@ -344,7 +356,11 @@ function report(initial, rounds, startLoad) {
       .join(
         ' ',
       )}. First connect of the fleet: ${fmt(initial.connectS)} s (${fmt(AGENTS / initial.connectS, 0)}/s), ` +
-      `hello→welcome p50 / p99 ${q(initial.connectMs, 0.5)} / ${q(initial.connectMs, 0.99)} ms.`,
+      `hello→welcome p50 / p99 ${q(initial.connectMs, 0.5)} / ${q(initial.connectMs, 0.99)} ms. ` +
+      `Agents' CPU (${CLIENT} client): ${fmt((initial.connectCpuS / initial.connectS) * 100, 0)} % of one core ` +
+      `during that first connect (${fmt((initial.connectCpuS / AGENTS) * 1000, 2)} CPU-s per 1,000 connects), ` +
+      `${fmt(initial.steadyCpu, 1)} % in steady state before the first restart ` +
+      `(${fmt((initial.steadyCpu / AGENTS) * 1000, 2)} % per 1,000 agents).`,
     '',
     t,
     'Seconds from the SIGTERM. "connects/s": welcomes over the time from the new process being ready (or the ' +
