@@ -61,7 +61,7 @@ export class MemoryTrimmer implements OnApplicationBootstrap, OnModuleDestroy {
       this.trims.inc({ released: String(released) });
     };
     const first = setTimeout(
-      () => void trim().catch(() => undefined),
+      () => void trim().catch((err: unknown) => this.logger.warn({ err }, 'memory trim failed')),
       Math.min(FIRST_TRIM_AFTER_MS, intervalMs),
     );
     first.unref();

@@ -49,13 +49,15 @@ const SELECT_JOB = `SELECT ${JOB_COLUMNS} FROM jobs`;
 const JOB_BY_ID = prepared(`${SELECT_JOB} WHERE id = $1`);
 const JOBS_BY_IDS = prepared(`${SELECT_JOB} WHERE id = ANY($1::uuid[])`);
 // The sweep's one read ($1 the sweeper's clock, as the timestamps are the service's): unfinished jobs
-// placed on a worker deleted since, dispatches unconfirmed for $2 ms and jobs past their timeout.
+// placed on a worker deleted since, dispatches unconfirmed for $2 ms and jobs out of the queue past
+// their timeout (a job queued again keeps its last dispatch time: it waits, however old that is).
 const JOBS_FOR_SWEEP = prepared(`SELECT * FROM (
   SELECT ${JOB_COLUMNS}, NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = j.worker_id) AS worker_removed FROM jobs j
    WHERE status IN ('queued', 'dispatched', 'running', 'cancelling') AND worker_id IS NOT NULL) j
  WHERE worker_removed
     OR (status = 'dispatched' AND dispatched_at < $1::timestamptz - $2 * interval '1 millisecond')
-    OR COALESCE(started_at, dispatched_at) < $1::timestamptz - timeout_ms * interval '1 millisecond'
+    OR (status <> 'queued'
+        AND COALESCE(started_at, dispatched_at) < $1::timestamptz - timeout_ms * interval '1 millisecond')
  ORDER BY updated_at
  LIMIT $3`);
 
@@ -445,8 +447,8 @@ export class JobsRepository {
 
   /**
    * The sweep's work, oldest first and bounded, in one statement: unfinished jobs whose worker was
-   * deleted (`workerRemoved`), dispatches no agent confirmed within `ackTimeoutMs` of `now`, and jobs
-   * past their own timeout. Only what is due is read: an idle or healthy queue costs one indexed
+   * deleted (`workerRemoved`), dispatches no agent confirmed within `ackTimeoutMs` of `now`, and
+   * dispatched, running or cancelling jobs past their own timeout (never a queued one). Only what is due is read: an idle or healthy queue costs one indexed
    * statement per sweep.
    */
   async forSweep(
