@@ -1,7 +1,9 @@
+import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobsRepository } from '../../src/server/jobs/jobs.repository.js';
 import { StacksService } from '../../src/server/stacks/stacks.service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
+import { enrollAgent } from '../support/grpc-agent.js';
 import { orchestrator } from '../support/stacks.js';
 
 const stackYaml = (name: string) => `
@@ -17,7 +19,9 @@ services:
  * The agents' results of a batch move their jobs and their stacks in one transaction
  * (JobsRepository.finishMany with StacksService.finishingMany): no reader sees a job ended and its
  * stack not yet, and a stack write that fails leaves the jobs as they were (they then take the
- * single-job path).
+ * single-job path). And the timeout sweep (JobSweeper, JobsRepository.forSweep), which acts on
+ * dispatched, running and cancelling jobs only: a job back in the queue keeps its worker and its
+ * last dispatch time, and waits there for its agent however long ago that dispatch was.
  */
 describe('job results and their stacks commit together', () => {
   let t: TestApp;
@@ -88,5 +92,24 @@ describe('job results and their stacks commit together', () => {
     expect(written).toMatchObject({ batch: [{ id: jobId }] });
     expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('failed');
     expect((await api.get(`/stacks/${stackId}`)).body.status).toBe('failed');
+  });
+
+  it('the sweep leaves a queued job whose last dispatch is older than its timeout in the queue', async () => {
+    const token = await api.post('/join-tokens', { pre_approved: true });
+    const worker = await enrollAgent(t.url, token.body.token as string, 'away-node');
+    const { jobId } = await queuedJob('requeued');
+    // As after an unconfirmed dispatch an hour ago (JOB_TIMEOUT is 10 minutes): queued again, placed
+    // on a worker that is not connected now.
+    await t.app
+      .get(DataSource)
+      .query(
+        `UPDATE jobs SET worker_id = $2, attempts = 1, dispatched_at = now() - interval '1 hour' WHERE id = $1`,
+        [jobId, worker.id],
+      );
+    const due = await t.app.get(JobsRepository).forSweep(new Date(), 30_000);
+    expect(due.map((d) => d.job.id)).not.toContain(jobId);
+    // Two sweeps later (one a second with the default timeouts) it is still waiting.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(((await api.get(`/jobs/${jobId}`)).body as { status: string }).status).toBe('queued');
   });
 });
