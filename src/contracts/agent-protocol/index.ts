@@ -37,8 +37,35 @@ export function agentMessageBytes(message: AgentMessage): number {
   return connectMethod().requestSerialize(message).length;
 }
 
+/** Messages measured by `serverMessageBytes` and not sent yet, with their bytes. */
+const measured = new WeakMap<ServerMessage, Buffer>();
+
+/**
+ * The size of a message the service sends. The bytes are kept with the message, so that the
+ * stream's serializer (`serializeServerMessage`) does not encode it a second time: a message is
+ * not changed once measured.
+ */
 export function serverMessageBytes(message: ServerMessage): number {
-  return connectMethod().responseSerialize(message).length;
+  const bytes = connectMethod().responseSerialize(message);
+  measured.set(message, bytes);
+  return bytes.length;
+}
+
+/** The Connect stream's serializer on the service: the bytes `serverMessageBytes` made, if any. */
+export function serializeServerMessage(message: ServerMessage): Buffer {
+  const bytes = measured.get(message);
+  if (bytes === undefined) return connectMethod().responseSerialize(message);
+  measured.delete(message);
+  return bytes;
+}
+
+/**
+ * The agent service's definition as the service serves it: `Connect` encodes through
+ * `serializeServerMessage`.
+ */
+export function servedAgentGateway(proto: AgentProto): grpc.ServiceDefinition {
+  const service = proto.AgentGateway.service;
+  return { ...service, Connect: { ...service.Connect, responseSerialize: serializeServerMessage } };
 }
 
 // TypeScript shapes of the messages (proto-loader with keepCase, defaults and oneofs).

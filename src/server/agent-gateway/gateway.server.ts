@@ -5,6 +5,7 @@ import type { SecureContextOptions } from 'node:tls';
 import {
   IDENTITY_REVOKED,
   loadAgentProto,
+  servedAgentGateway,
   type AgentMessage,
   type RenewCertificateRequest,
   type RenewCertificateResponse,
@@ -147,7 +148,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
       'grpc.max_send_message_length': MAX_AGENT_MESSAGE_BYTES,
     });
     const proto = loadAgentProto();
-    server.addService(proto.AgentGateway.service, {
+    server.addService(servedAgentGateway(proto), {
       Connect: (stream: grpc.ServerDuplexStream<AgentMessage, ServerMessage>) => this.connect(stream),
       RenewCertificate: (
         call: grpc.ServerUnaryCall<RenewCertificateRequest, RenewCertificateResponse>,
