@@ -197,7 +197,10 @@ describe('the web console in a browser', () => {
       await page.getByRole('button', { name: 'Deploy revision 2' }).waitFor({ timeout: WAIT });
       const diff = page.getByLabel('Changes from r1 to r2');
       await diff.waitFor({ timeout: WAIT });
-      expect(await diff.locator('.d-removed').allInnerTexts()).toEqual(['-       VERSION: "1"']);
+      // The diff's lines come with the revisions' answers, after its frame: wait for them.
+      await expect
+        .poll(() => diff.locator('.d-removed').allInnerTexts(), { timeout: WAIT })
+        .toEqual(['-       VERSION: "1"']);
       expect(await diff.locator('.d-added').allInnerTexts()).toEqual(['+       VERSION: "2"']);
       await check('10-stack-revisions');
     },

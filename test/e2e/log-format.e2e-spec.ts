@@ -106,6 +106,13 @@ describe('log format on stdout', () => {
 
   it('no LOG_FORMAT on a terminal: readable, coloured lines', async () => {
     const { service } = await start({}, { terminal: true, bootstrap: false });
+    // The terminal's output comes through \`script\`, a process of its own, which on a busy machine
+    // may pass it on after the service already answers its health probe.
+    await eventually(
+      () =>
+        service.stdout.some((l) => l.includes('service started')) &&
+        service.stdout.some((l) => l.includes('console:')),
+    );
     const lines = service.stdout.map((l) => l.replace(ANSI, ''));
     const logLines = lines.filter((l) => l.startsWith('['));
     expect(logLines.length).toBeGreaterThan(3);
