@@ -62,6 +62,8 @@ const HEARTBEAT = env.BENCH_DISPATCH_HEARTBEAT ?? '10s';
 const PROFILE_DIR = env.BENCH_DISPATCH_PROFILE_DIR;
 /** Extra node options for the service, e.g. `--max-semi-space-size=32`. */
 const SERVICE_NODE_OPTIONS = env.BENCH_DISPATCH_SERVICE_NODE_OPTIONS ?? '';
+/** More of the service's settings, as JSON (`{"MEMORY_TRIM_INTERVAL":"0"}`). */
+const SERVICE_ENV = JSON.parse(env.BENCH_DISPATCH_SERVICE_ENV ?? '{}');
 /** DATABASE_POOL_SIZE for PostgreSQL (the service's default, 10, when unset). */
 const POOL_SIZE = env.BENCH_DISPATCH_POOL_SIZE;
 /** Preload the SQL probe (statement counts and times by kind); 0 turns it off. */
@@ -526,6 +528,7 @@ async function benchDatabase(database) {
           heartbeat: HEARTBEAT,
         }),
         ...(database.key === 'postgres' && POOL_SIZE ? { DATABASE_POOL_SIZE: POOL_SIZE } : {}),
+        ...SERVICE_ENV,
         BENCH_PROBE_FILE: probeFile,
         BENCH_SQL_FILE: sqlFile,
         ...(PROFILE_DIR ? { BENCH_PROBE_PROFILE_DIR: PROFILE_DIR } : {}),
