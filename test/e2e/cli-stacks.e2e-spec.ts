@@ -356,7 +356,7 @@ describe('stackctl stacks, jobs and drift against the running service and a real
     // deploy without --wait, then jobs logs --follow until the job has ended
     const started = ok(await cli('stacks', 'deploy', stackId!));
     const jobId = new RegExp(
-      `^Deploying revision 2 of stack "cli-web": job (${UUID}) is queued\\.$`,
+      `^Deploying revision 2 of stack "cli-web": job (${UUID}) is dispatched\\.$`,
       'm',
     ).exec(started)?.[1];
     expect(jobId, started).toBeDefined();

@@ -97,10 +97,19 @@ describe('stacks deployed by jobs to a real process-driver agent', () => {
     return res.body.id as string;
   }
 
-  async function deploy(stackId: string): Promise<JobBody> {
+  /**
+   * A stack's first deploy is queued for placement; a placed stack's job goes to its live worker
+   * from the request itself (dispatched, with its first attempt).
+   */
+  async function deploy(stackId: string, status: 'queued' | 'dispatched' = 'queued'): Promise<JobBody> {
     const res = await api.post(`/stacks/${stackId}/deploy`);
     expect(res.status, res.text).toBe(202);
-    expect(res.body).toMatchObject({ type: 'provision', stack_id: stackId, status: 'queued' });
+    expect(res.body).toMatchObject({
+      type: 'provision',
+      stack_id: stackId,
+      status,
+      attempts: status === 'queued' ? 0 : 1,
+    });
     return res.body as JobBody;
   }
 
@@ -156,7 +165,7 @@ describe('stacks deployed by jobs to a real process-driver agent', () => {
     expect(Number.isInteger((service.health_check as { latency_ms: number }).latency_ms)).toBe(true);
 
     // The same revision again changes nothing on the node.
-    const again = await api.jobUntil((await deploy(stackId)).id, ['succeeded', 'failed']);
+    const again = await api.jobUntil((await deploy(stackId, 'dispatched')).id, ['succeeded', 'failed']);
     expect(again.results).toEqual([{ name: 'web', action: 'unchanged', ok: true, error: null }]);
 
     // The job's log records (part 2 of the document).
@@ -300,7 +309,7 @@ describe('stacks deployed by jobs to a real process-driver agent', () => {
     );
     expect(revised.status, revised.text).toBe(200);
     expect(revised.body).toMatchObject({ revision: 2, deployed_revision: 1 });
-    const stuck = await deploy(stackId);
+    const stuck = await deploy(stackId, 'dispatched');
     await api.jobUntil(stuck.id, ['running']);
     await eventually(async () => {
       const r = await httpGet(port, '/version');

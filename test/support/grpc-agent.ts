@@ -41,13 +41,15 @@ export async function enrollAgent(baseUrl: string, token: string, name: string):
 }
 
 /**
- * A hand-rolled agent over real mutual TLS: hello, then a heartbeat at once and every `intervalMs`,
- * until `close`. Resolves once welcomed.
+ * A hand-rolled agent over real mutual TLS: hello (with `hello`'s fields added, such as the node's
+ * `cpu_cores` and `memory_bytes`), then a heartbeat at once and every `intervalMs`, until `close`.
+ * Resolves once welcomed. It never answers a job.
  */
 export function connectAgent(
   endpoint: string,
   identity: AgentIdentity,
   intervalMs: number,
+  hello: Record<string, unknown> = {},
 ): Promise<{ close(): void }> {
   const client = new proto.AgentGateway(
     endpoint,
@@ -92,6 +94,7 @@ export function connectAgent(
         hostname: 'hand-rolled',
         driver: 'process',
         probe_address: '',
+        ...hello,
       },
     });
   });

@@ -29,6 +29,8 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
   private dispatching = false;
   /** A wake arrived during a round: run another one after it. */
   private roundRequested = false;
+  /** The last claim with placement met jobs it had to place (or could not send): start with it. */
+  private placingLikely = false;
   /** The gap before a round asked for during the previous one. */
   private gap: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -64,6 +66,23 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
     this.startRound();
   }
 
+  /**
+   * Whether a new job can go to its agent from its own request, without the queue: its stack is
+   * placed on a worker live for its owner whose stream this replica holds (what a round would
+   * decide for it).
+   */
+  sendsAtOnce(job: { owner: string; workerId: string | null }): boolean {
+    return !this.stopped && job.workerId !== null && this.workers.isLiveFor(job.owner, job.workerId);
+  }
+
+  /**
+   * A job its request stored as dispatched (`sendsAtOnce`): onto its stream now. False when it could
+   * not go, and was queued again or failed as a round does with such a job.
+   */
+  async sendNow(job: JobEntity): Promise<boolean> {
+    return (await this.send([job], new Set())) === 1;
+  }
+
   private startRound(): void {
     this.dispatching = true;
     this.roundRequested = false;
@@ -85,86 +104,119 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
     for (;;) {
       const connected = this.sessions.connectedIds();
       if (connected.length === 0) return;
-      // Jobs that had no worker yet: their stack learns where it runs.
-      const newlyPlaced = new Set<string>();
-      const sent = await this.repository.claim(CLAIM_BATCH, connected, async (jobs, manager) => {
-        for (const job of jobs) if (job.workerId === null) newlyPlaced.add(job.id);
-        // The reservations only matter for placing a job: a job of a placed stack goes to its
-        // worker. Read through the claim's own transaction (on the embedded database every
-        // connection shares one backend, and another connection's query would wait for it forever).
-        const reserved =
-          newlyPlaced.size > 0
-            ? await this.lifecycle.reservations(connected, manager)
-            : new Map<string, { cpu: number; memory_bytes: number }>();
-        return this.decide(jobs, reserved);
-      });
-      const unsent: JobEntity[] = [];
-      const refused: { job: JobEntity; bytes: number }[] = [];
-      const unopened: JobEntity[] = [];
-      for (const job of sent) {
-        let services;
-        try {
-          services = openSealedFiles(
-            job.stackId,
-            job.payload.command.services,
-            job.payload.secrets ?? [],
-            (sealed, context) => this.box.decrypt(sealed, context),
-          );
-        } catch {
-          unopened.push(job);
-          continue;
-        }
-        const command: JobCommandMsg = {
-          job_id: job.id,
-          type: job.type,
-          stack_id: job.stackId,
-          stack_name: job.payload.command.stack_name,
-          revision: job.revision,
-          services,
-          timeout_ms: job.timeoutMs,
-          attempt: job.attempts,
-          keep: job.payload.command.keep ?? [],
-          replace: job.payload.command.replace ?? [],
-          log_push_url: job.payload.command.log_push_url ?? '',
-        };
-        // Only a definition stored before the size limits can be this big; sending it would end
-        // the agent's stream (and leave every stack of the node unknown), so the job fails instead.
-        const bytes = serverMessageBytes({ job: command });
-        if (bytes > MAX_AGENT_MESSAGE_BYTES) {
-          refused.push({ job, bytes });
-          continue;
-        }
-        if (!this.sessions.send(job.workerId!, { job: command })) {
-          unsent.push(job);
-          continue;
-        }
-        this.logger.log(
-          { job_id: job.id, job_type: job.type, worker_id: job.workerId, attempt: job.attempts },
-          'job dispatched',
+      // Jobs of placed stacks whose worker is live: one statement, and they are on their streams
+      // before anything else is read. Skipped while the last claim met jobs to place: the claim
+      // below takes placed jobs too, and the queue is likely to hold more of those.
+      let fast = 0;
+      let others = this.placingLikely;
+      if (!others) {
+        const claimed = await this.repository.claimPlaced(
+          CLAIM_BATCH,
+          this.workers.liveWorkerOwners(),
+          connected,
+          new Date(),
         );
+        await this.send(claimed.jobs, new Set());
+        fast = claimed.jobs.length;
+        others = claimed.others;
       }
-      // Every command of the round is on its stream before anything else waits for the database.
-      const placed = sent.filter(
-        (job) =>
-          newlyPlaced.has(job.id) &&
-          !unsent.includes(job) &&
-          !unopened.includes(job) &&
-          !refused.some((r) => r.job === job),
-      );
-      await this.lifecycle.placed(placed);
-      for (const job of unsent) await this.lifecycle.requeue(job, 'agent not connected');
-      for (const job of unopened)
-        await this.lifecycle.abort(
-          job,
-          'a credential of the job cannot be opened (the encryption key changed since the job was made): deploy the stack again',
-        );
-      for (const { job, bytes } of refused)
-        await this.lifecycle.abort(
-          job,
-          `the job's command takes ${bytes} bytes and an agent accepts at most ${MAX_AGENT_MESSAGE_BYTES}: replace the stack's definition with one within the size limits (docs/stack-definitions.md)`,
-        );
-      if (sent.length < CLAIM_BATCH) return;
+      // The rest (jobs to place, jobs for a worker not live for their owner) in the claim's
+      // transaction, only when the queue holds any.
+      let slow = 0;
+      if (others) {
+        // Jobs that had no worker yet: their stack learns where it runs.
+        const newlyPlaced = new Set<string>();
+        let placing = false;
+        const sent = await this.repository.claim(CLAIM_BATCH, connected, async (jobs, manager) => {
+          for (const job of jobs) if (job.workerId === null) newlyPlaced.add(job.id);
+          placing = jobs.some(
+            (job) => job.workerId === null || !this.workers.isLiveFor(job.owner, job.workerId),
+          );
+          // The reservations only matter for placing a job: a job of a placed stack goes to its
+          // worker. Read through the claim's own transaction (on the embedded database every
+          // connection shares one backend, and another connection's query would wait for it forever).
+          const reserved =
+            newlyPlaced.size > 0
+              ? await this.lifecycle.reservations(connected, manager)
+              : new Map<string, { cpu: number; memory_bytes: number }>();
+          return this.decide(jobs, reserved);
+        });
+        this.placingLikely = placing;
+        await this.send(sent, newlyPlaced);
+        slow = sent.length;
+      }
+      if (fast < CLAIM_BATCH && slow < CLAIM_BATCH) return;
     }
+  }
+
+  /**
+   * Puts claimed jobs on their agents' streams; what cannot go is queued again or fails. Returns
+   * how many went.
+   */
+  private async send(claimed: JobEntity[], newlyPlaced: Set<string>): Promise<number> {
+    if (claimed.length === 0) return 0;
+    const unsent: JobEntity[] = [];
+    const refused: { job: JobEntity; bytes: number }[] = [];
+    const unopened: JobEntity[] = [];
+    const placed: JobEntity[] = [];
+    for (const job of claimed) {
+      let services;
+      try {
+        services = openSealedFiles(
+          job.stackId,
+          job.payload.command.services,
+          job.payload.secrets ?? [],
+          (sealed, context) => this.box.decrypt(sealed, context),
+        );
+      } catch {
+        unopened.push(job);
+        continue;
+      }
+      const command: JobCommandMsg = {
+        job_id: job.id,
+        type: job.type,
+        stack_id: job.stackId,
+        stack_name: job.payload.command.stack_name,
+        revision: job.revision,
+        services,
+        timeout_ms: job.timeoutMs,
+        attempt: job.attempts,
+        keep: job.payload.command.keep ?? [],
+        replace: job.payload.command.replace ?? [],
+        log_push_url: job.payload.command.log_push_url ?? '',
+      };
+      // Only a definition stored before the size limits can be this big; sending it would end
+      // the agent's stream (and leave every stack of the node unknown), so the job fails instead.
+      const message = { job: command };
+      const bytes = serverMessageBytes(message);
+      if (bytes > MAX_AGENT_MESSAGE_BYTES) {
+        refused.push({ job, bytes });
+        continue;
+      }
+      if (!this.sessions.send(job.workerId!, message)) {
+        unsent.push(job);
+        continue;
+      }
+      if (newlyPlaced.has(job.id)) placed.push(job);
+      this.logger.log(
+        { job_id: job.id, job_type: job.type, worker_id: job.workerId, attempt: job.attempts },
+        'job dispatched',
+      );
+    }
+    // Every command of the round is on its stream before anything else waits for the database.
+    await this.lifecycle.placed(placed);
+    for (const job of unsent) await this.lifecycle.requeue(job, 'agent not connected');
+    for (const job of unopened)
+      await this.lifecycle.abort(
+        job,
+        'a credential of the job cannot be opened (the encryption key changed since the job was made): deploy the stack again',
+      );
+    for (const { job, bytes } of refused)
+      await this.lifecycle.abort(
+        job,
+        `the job's command takes ${bytes} bytes and an agent accepts at most ${MAX_AGENT_MESSAGE_BYTES}: replace the stack's definition with one within the size limits (docs/stack-definitions.md)`,
+      );
+    return claimed.length - unsent.length - unopened.length - refused.length;
   }
 
   /** Placement for a batch, counting what earlier jobs of the same batch reserve. */

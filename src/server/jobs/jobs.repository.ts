@@ -61,6 +61,27 @@ const JOBS_FOR_SWEEP = prepared(`SELECT * FROM (
  ORDER BY updated_at
  LIMIT $3`);
 
+// claimPlaced's statement ($1, $2 the live workers and their owners, $3 the batch, $4 the
+// dispatch time, $5 every connected worker). The row of `others` always comes back, with the
+// claimed jobs' columns or, when none was claimed, NULLs.
+const CLAIM_PLACED = prepared(`WITH live AS (SELECT * FROM unnest($1::uuid[], $2::text[]) AS l (id, owner)),
+  next AS (
+    SELECT q.id FROM jobs q JOIN live ON q.worker_id = live.id AND q.owner = live.owner
+     WHERE q.status = 'queued' ORDER BY q.created_at LIMIT $3 FOR UPDATE OF q SKIP LOCKED),
+  moved AS (
+    UPDATE jobs AS j SET status = 'dispatched', attempts = j.attempts + 1, dispatched_at = $4,
+           error = NULL, updated_at = $4
+      FROM next WHERE j.id = next.id AND j.status = 'queued'
+    RETURNING ${JOB_COLUMNS.split(',')
+      .map((c) => `j.${c.trim()}`)
+      .join(', ')})
+SELECT m.*, o.others FROM (
+  SELECT EXISTS (
+    SELECT 1 FROM jobs q
+     WHERE q.status = 'queued' AND (q.worker_id IS NULL OR q.worker_id = ANY($5::uuid[]))
+       AND NOT EXISTS (SELECT 1 FROM live WHERE live.id = q.worker_id AND live.owner = q.owner)) AS others) o
+  LEFT JOIN moved m ON true`);
+
 interface JobRow {
   id: string;
   owner: string;
@@ -124,12 +145,15 @@ export class JobsRepository {
    * Inserts a job and, in the same statement, what its request changes with it: the stack's status
    * (`stackStatus`, on the job's stack of the job's owner) and the request's audit row. One
    * statement, one round trip: either all of it is stored or none (a second unfinished job of the
-   * stack fails the whole statement on the one-active-job-per-stack index).
+   * stack fails the whole statement on the one-active-job-per-stack index). With `ifStack`, nothing
+   * is stored unless the job's stack, of the job's owner, still has the job's name, revision and
+   * worker, those drift ignores and is not being destroyed (what the job was made from, read
+   * earlier): the answer says whether it was.
    */
   async insert(
     job: JobEntity,
-    also: { stackStatus?: StackStatus; audit?: AuditEventEntity } = {},
-  ): Promise<void> {
+    also: { stackStatus?: StackStatus; audit?: AuditEventEntity; ifStack?: { driftIgnores: string[] } } = {},
+  ): Promise<boolean> {
     const params: unknown[] = [
       job.id,
       job.owner,
@@ -153,14 +177,26 @@ export class JobsRepository {
       job.updatedAt.toISOString(),
       job.createdBy,
     ];
-    const insertJob = `INSERT INTO jobs (id, owner, type, stack_id, stack_name, revision, worker_id, status, progress,
+    const columns = `INSERT INTO jobs (id, owner, type, stack_id, stack_name, revision, worker_id, status, progress,
                                 attempts, max_attempts, error, payload, results, timeout_ms, created_at,
-                                dispatched_at, started_at, finished_at, updated_at, created_by)
+                                dispatched_at, started_at, finished_at, updated_at, created_by)`;
+    let insertJob = `${columns}
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14::jsonb, $15, $16, $17, $18,
                  $19, $20, $21)`;
-    if (also.stackStatus === undefined && also.audit === undefined) {
+    if (also.ifStack !== undefined) {
+      params.push(JSON.stringify(also.ifStack.driftIgnores));
+      insertJob = `${columns}
+         SELECT $1::uuid, $2::text, $3::text, $4::uuid, $5::text, $6::int, $7::uuid, $8::text, $9::int, $10::int,
+                $11::int, $12::text, $13::jsonb, $14::jsonb, $15::int, $16::timestamptz, $17::timestamptz,
+                $18::timestamptz, $19::timestamptz, $20::timestamptz, $21::text
+           FROM stacks s
+          WHERE s.id = $4::uuid AND s.owner = $2::text AND s.name = $5::text AND s.revision = $6::int
+            AND s.worker_id IS NOT DISTINCT FROM $7::uuid AND s.drift_ignores = $${params.length}::jsonb
+            AND s.status <> 'destroying'`;
+    }
+    if (also.stackStatus === undefined && also.audit === undefined && also.ifStack === undefined) {
       await this.dataSource.query(prepared(insertJob), params);
-      return;
+      return true;
     }
     const parts = [`job AS (${insertJob} RETURNING id, stack_id, owner)`];
     if (also.stackStatus !== undefined) {
@@ -189,8 +225,12 @@ export class JobsRepository {
         SELECT $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}, $${n + 8},
                $${n + 9}, $${n + 10}::jsonb FROM job)`);
     }
-    // Prepared: one of four texts (with or without each part).
-    await this.dataSource.query(prepared(`WITH ${parts.join(', ')} SELECT 1 FROM job`), params);
+    // Prepared: one of eight texts (with or without each part).
+    const rows = await this.dataSource.query<unknown[]>(
+      prepared(`WITH ${parts.join(', ')} SELECT 1 FROM job`),
+      params,
+    );
+    return rows.length > 0;
   }
 
   findInOwner(owner: string, id: string): Promise<JobEntity | null> {
@@ -318,6 +358,33 @@ export class JobsRepository {
    * hands them to `decide` inside the transaction. `decide` returns the worker for each job it
    * placed; those become dispatched, the rest stay queued with the reason noted.
    */
+  /**
+   * The dispatcher's claim of queued jobs whose stack is placed on a worker live for the job's
+   * owner (`live`: pairs of worker id and owner): one statement, no transaction, so a redeploy's job
+   * waits one round trip in the queue, not four. The jobs come back dispatched, oldest first; `others`
+   * tells whether queued jobs remain that need `claim` (without a worker yet, or for a connected
+   * worker not live for their owner), as of the statement's start.
+   */
+  async claimPlaced(
+    limit: number,
+    live: { ids: string[]; owners: string[] },
+    connectedWorkers: string[],
+    now: Date,
+  ): Promise<{ jobs: JobEntity[]; others: boolean }> {
+    const rows = await this.dataSource.query<(JobRow & { others: boolean })[]>(CLAIM_PLACED, [
+      live.ids,
+      live.owners,
+      limit,
+      now.toISOString(),
+      connectedWorkers,
+    ]);
+    const jobs = rows
+      .filter((r) => r.id !== null)
+      .map(jobOf)
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    return { jobs, others: rows[0]?.others === true };
+  }
+
   async claim(
     limit: number,
     connectedWorkers: string[],

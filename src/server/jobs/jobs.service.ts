@@ -64,7 +64,8 @@ export class JobsService {
   }
 
   /**
-   * Queues a job; a stack with an unfinished job refuses another (409). With `noWorkerNeeded` the job
+   * Queues a job, or sends it to its agent at once when its worker is live on this replica (see
+   * `newJob`); a stack with an unfinished job refuses another (409). With `noWorkerNeeded` the job
    * then succeeds at once (destroying a stack that was never placed). `stackStatus` (the status the
    * job gives its stack) and `audit` (the request's audit event) are stored in the job's own
    * statement: all of it or, on a 409, none.
@@ -73,9 +74,34 @@ export class JobsService {
     input: NewJob,
     options: { noWorkerNeeded?: boolean; stackStatus?: StackStatus; audit?: AuditInput } = {},
   ): Promise<JobEntity> {
-    const { noWorkerNeeded = false, stackStatus } = options;
+    const noWorkerNeeded = options.noWorkerNeeded ?? false;
+    const job = this.newJob(input, !noWorkerNeeded);
+    await this.store(job, options);
+    return this.afterInsert(job, noWorkerNeeded);
+  }
+
+  /**
+   * `create`, unless the job's stack changed since the job was made from it (its name, revision,
+   * worker, drift ignores, or it is being destroyed): then nothing is stored and the answer is null.
+   */
+  async createIfStackUnchanged(
+    input: NewJob,
+    driftIgnores: string[],
+    options: { stackStatus?: StackStatus; audit?: AuditInput } = {},
+  ): Promise<JobEntity | null> {
+    const job = this.newJob(input, true);
+    if (!(await this.store(job, { ...options, ifStack: { driftIgnores } }))) return null;
+    return this.afterInsert(job, false);
+  }
+
+  /**
+   * The job as it is inserted: queued or, when `mayGoAtOnce` and the dispatcher can send it from
+   * here (its worker is live on this replica), dispatched already: it skips the queue.
+   */
+  private newJob(input: NewJob, mayGoAtOnce: boolean): JobEntity {
     const now = new Date();
-    const job = Object.assign(new JobEntity(), {
+    const atOnce = mayGoAtOnce && this.dispatcher.sendsAtOnce(input);
+    return Object.assign(new JobEntity(), {
       id: input.id ?? randomUUID(),
       owner: input.owner,
       type: input.type,
@@ -85,29 +111,54 @@ export class JobsService {
       workerId: input.workerId,
       // Even a job with nothing to do is inserted queued: the one-active-job-per-stack index must
       // see it, so it cannot overtake a job of the stack that is still under way.
-      status: 'queued',
+      status: atOnce ? 'dispatched' : 'queued',
       progress: 0,
-      attempts: 0,
+      attempts: atOnce ? 1 : 0,
       maxAttempts: this.config.jobMaxAttempts,
       error: null,
       payload: input.payload,
       results: null,
       timeoutMs: this.config.jobTimeoutMs,
       createdAt: now,
-      dispatchedAt: null,
+      dispatchedAt: atOnce ? now : null,
       startedAt: null,
       finishedAt: null,
       updatedAt: now,
       createdBy: input.createdBy,
     });
+  }
+
+  /** Inserts the job with its request's changes; false when `ifStack` did not hold. */
+  private async store(
+    job: JobEntity,
+    options: { stackStatus?: StackStatus; audit?: AuditInput; ifStack?: { driftIgnores: string[] } },
+  ): Promise<boolean> {
     const audit = options.audit && this.audit.event(options.audit);
+    let stored: boolean;
     try {
-      await this.repository.insert(job, { stackStatus, audit });
+      stored = await this.repository.insert(job, {
+        stackStatus: options.stackStatus,
+        audit,
+        ifStack: options.ifStack,
+      });
     } catch (err) {
-      if (isActiveJobConflict(err)) throw stackBusy(input.stackId);
+      if (isActiveJobConflict(err)) throw stackBusy(job.stackId);
       throw err;
     }
-    if (audit) this.audit.logRecord(audit);
+    if (stored && audit) this.audit.logRecord(audit);
+    return stored;
+  }
+
+  /**
+   * After the insert: a job with nothing to do ends at once, one stored as dispatched goes to its
+   * agent, any other waits for the dispatcher.
+   */
+  private async afterInsert(job: JobEntity, noWorkerNeeded: boolean): Promise<JobEntity> {
+    if (job.status === 'dispatched') {
+      if (await this.dispatcher.sendNow(job)) return job;
+      // Queued again (its agent went away meanwhile) or failed: as stored now.
+      return (await this.repository.findById(job.id)) ?? job;
+    }
     if (noWorkerNeeded) {
       const done = await this.lifecycle.transition(
         job.id,

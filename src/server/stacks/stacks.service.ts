@@ -5,7 +5,7 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { randomUUID } from 'node:crypto';
 import type { Gauge } from 'prom-client';
 import type { EntityManager } from 'typeorm';
-import { AuditService } from '../audit/audit.service.js';
+import { AuditService, type AuditInput } from '../audit/audit.service.js';
 import { SecretBox } from '../common/secret-box.js';
 import { AppConfig } from '../config/config.js';
 import { getCatalog } from './catalog/catalog.js';
@@ -20,10 +20,11 @@ import type {
   StackHealthView,
   StackRevision,
   StackRevisionList,
+  StackStatus,
   StackView,
 } from '../../contracts/api/stacks.js';
 import type { StackJobHooks } from '../jobs/job-lifecycle.js';
-import { JobsService, view as jobView } from '../jobs/jobs.service.js';
+import { JobsService, type NewJob, view as jobView } from '../jobs/jobs.service.js';
 import { METRIC } from '../metrics/metric-names.js';
 import { DefinitionService } from './definition/definition.service.js';
 import type { StackDefinition } from './definition/definition.types.js';
@@ -50,6 +51,21 @@ interface FinishedProvisions {
   previous: Map<string, FinishedStack>;
 }
 
+/** What a deploy read: the stack, its current definition and that revision's job payload. */
+interface DeployedFrom {
+  stack: StackEntity;
+  definition: StackDefinition;
+  payload: JobPayload;
+  /** What it holds, estimated: the definition's and the payload's JSON. */
+  bytes: number;
+}
+
+/** Stacks whose last deploy this replica remembers, at most, and what they may hold in all. */
+const DEPLOYED_FROM_ENTRIES = 4096;
+const DEPLOYED_FROM_BYTES = 16 * 1024 * 1024;
+/** A stack whose definition and payload take more is not remembered (definitions go to 512 KiB). */
+const DEPLOYED_FROM_ENTRY_BYTES = 64 * 1024;
+
 /** How often stack_stacks_total is re-counted (stacks change on other replicas too). */
 const GAUGE_REFRESH_MS = 15_000;
 
@@ -63,6 +79,13 @@ const GAUGE_REFRESH_MS = 15_000;
 export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('stacks');
   private readonly definitionCache = new Map<string, StackDefinition>();
+  /**
+   * What this replica's last deploy of a stack read (the stack, its definition), by stack id, for
+   * the next deploy's one-statement path; the statement checks it still holds.
+   */
+  private readonly deployedFrom = new Map<string, DeployedFrom>();
+  /** The sum of the entries' `bytes`. */
+  private deployedFromBytes = 0;
   private gaugeTimer: NodeJS.Timeout | undefined;
   /** Counts started, so that an older count finishing late does not overwrite a newer one. */
   private gaugeReads = 0;
@@ -204,42 +227,107 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
    * they are on the node; `replace` names services to replace even when their digest matches.
    */
   async deploy(caller: Caller, id: string, replace: string[] = []): Promise<JobView> {
-    // The stack and its current definition in one read; the job and the rest in one write.
+    // A stack deployed before from this replica: the job from what that deploy read, stored only
+    // if the stack still is what it was (one statement). Else, or when it changed: the stack and its
+    // current definition in one read, the job and the rest in one write.
+    const known = this.deployedFrom.get(id);
+    if (known && known.stack.owner === caller.owner) {
+      const request = await this.deployRequest(caller, known, replace);
+      const job = await this.jobs.createIfStackUnchanged(
+        request.input,
+        known.stack.driftIgnores,
+        request.options,
+      );
+      if (job) {
+        // Most recently used last: the oldest entry goes first when the map is full.
+        if (this.deployedFrom.get(id) === known) {
+          this.deployedFrom.delete(id);
+          this.deployedFrom.set(id, known);
+        }
+        return jobView(job);
+      }
+      if (this.deployedFrom.get(id) === known) this.forgetDeploy(id);
+    }
     const found = isUuid(id) ? await this.repository.findInOwnerWithDefinition(caller.owner, id) : null;
     if (!found) throw stackNotFound(id);
     const { stack, definition } = found;
     if (stack.status === 'destroying') throw stackBeingDestroyed(id);
     if (!definition) throw stackNotFound(stack.id);
     const payload = provisionPayload(definition, stack.revision);
+    const read: DeployedFrom = { stack, definition, payload, bytes: 0 };
+    const request = await this.deployRequest(caller, read, replace);
+    const job = await this.jobs.create(request.input, request.options);
+    // Not a monitoring stack with files: its deploy reads and may create clients every time.
+    if (!definition.services.some((s) => s.files?.length)) {
+      read.bytes = JSON.stringify(definition).length + JSON.stringify(payload).length;
+      this.rememberDeploy(stack.id, read);
+    }
+    return jobView(job);
+  }
+
+  /**
+   * Keeps what a deploy read for the stack's next deploy, within DEPLOYED_FROM_ENTRIES entries and
+   * DEPLOYED_FROM_BYTES in all (the least recently deployed go first); a stack bigger than
+   * DEPLOYED_FROM_ENTRY_BYTES is read at every deploy instead.
+   */
+  private rememberDeploy(stackId: string, read: DeployedFrom): void {
+    this.forgetDeploy(stackId);
+    if (read.bytes > DEPLOYED_FROM_ENTRY_BYTES) return;
+    for (const oldest of this.deployedFrom.keys()) {
+      if (
+        this.deployedFrom.size < DEPLOYED_FROM_ENTRIES &&
+        this.deployedFromBytes + read.bytes <= DEPLOYED_FROM_BYTES
+      )
+        break;
+      this.forgetDeploy(oldest);
+    }
+    this.deployedFrom.set(stackId, read);
+    this.deployedFromBytes += read.bytes;
+  }
+
+  private forgetDeploy(stackId: string): void {
+    const known = this.deployedFrom.get(stackId);
+    if (!known) return;
+    this.deployedFrom.delete(stackId);
+    this.deployedFromBytes -= known.bytes;
+  }
+
+  /** The deploy's job, its stack's status and its audit row, made from the stack as read. */
+  private async deployRequest(
+    caller: Caller,
+    { stack, definition, payload: base }: DeployedFrom,
+    replace: string[],
+  ): Promise<{ input: NewJob; options: { stackStatus: StackStatus; audit: AuditInput } }> {
+    // The revision's payload is the same for every deploy of it: this job's own copy of its top
+    // levels gets the deploy's parts (nothing changes the services it shares).
+    const payload: JobPayload = { ...base, command: { ...base.command } };
     const renewed = await this.withMonitoring(stack, definition, payload);
     payload.command.keep = stack.driftIgnores;
     payload.command.replace = [...new Set([...replace, ...renewed])].filter(
       (name) => !stack.driftIgnores.includes(name),
     );
     const jobId = randomUUID();
-    const job = await this.jobs.create(
-      {
-        id: jobId,
+    const input: NewJob = {
+      id: jobId,
+      owner: stack.owner,
+      type: 'provision',
+      stackId: stack.id,
+      stackName: stack.name,
+      revision: stack.revision,
+      workerId: stack.workerId,
+      payload,
+      createdBy: caller.clientId,
+    };
+    const options: { stackStatus: StackStatus; audit: AuditInput } = {
+      stackStatus: 'deploying',
+      audit: {
+        action: 'stack.deploy_requested',
         owner: stack.owner,
-        type: 'provision',
-        stackId: stack.id,
-        stackName: stack.name,
-        revision: stack.revision,
-        workerId: stack.workerId,
-        payload,
-        createdBy: caller.clientId,
+        target: stack.id,
+        details: { job_id: jobId, revision: stack.revision },
       },
-      {
-        stackStatus: 'deploying',
-        audit: {
-          action: 'stack.deploy_requested',
-          owner: stack.owner,
-          target: stack.id,
-          details: { job_id: jobId, revision: stack.revision },
-        },
-      },
-    );
-    return jobView(job);
+    };
+    return { input, options };
   }
 
   /**
@@ -336,6 +424,11 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
         memory: job.payload.placement.memory_bytes,
       }));
     await this.repository.place(rows);
+    // The next deploy's snapshot follows (the statement still checks the worker).
+    for (const row of rows) {
+      const known = this.deployedFrom.get(row.stackId);
+      if (known) known.stack = Object.assign(new StackEntity(), known.stack, { workerId: row.workerId });
+    }
   }
 
   /** What drift compares against: the last job the node finished (StateReport.last_jobs). */

@@ -340,10 +340,33 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
   }
 
   /** The owner's workers connected to this replica, for placement. */
+  /** Whether `liveWorkers(owner)` would list worker `id`. */
+  isLiveFor(owner: string, id: string): boolean {
+    const w = this.live.get(id);
+    return w !== undefined && w.owner === owner && this.isLive(id, w);
+  }
+
+  /** Connected, with its stream on this replica. */
+  private isLive(id: string, w: LiveWorker): boolean {
+    return w.connected && this.sessions.isConnected(id);
+  }
+
+  /** Every worker `liveWorkers` would list, of every owner: ids and owners side by side. */
+  liveWorkerOwners(): { ids: string[]; owners: string[] } {
+    const ids: string[] = [];
+    const owners: string[] = [];
+    for (const [id, w] of this.live) {
+      if (!this.isLive(id, w)) continue;
+      ids.push(id);
+      owners.push(w.owner);
+    }
+    return { ids, owners };
+  }
+
   liveWorkers(owner: string): LiveWorkerView[] {
     const out: LiveWorkerView[] = [];
     for (const [id, w] of this.live) {
-      if (w.owner !== owner || !w.connected || !this.sessions.isConnected(id)) continue;
+      if (w.owner !== owner || !this.isLive(id, w)) continue;
       out.push({
         id,
         status: w.status,
