@@ -1,24 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerDriver, containerName, networkName } from '../../src/agent/drivers/docker.driver.js';
 import type { ApplyContext, ServiceSpec, StackRef } from '../../src/agent/drivers/driver.js';
 import { destroyStack, reconcile } from '../../src/agent/drivers/reconcile.js';
 import { MISSING_IMAGE, TEST_IMAGE, TEST_IMAGE_2, podman, podmanSocket } from '../support/podman.js';
+import { freePort } from '../support/ports.js';
 import { containerSpec } from '../support/service-specs.js';
 
 // busybox httpd serving one file; `exec` so the container's main process is httpd itself.
 const HTTPD = ['sh', '-c', 'mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p 8080 -h /www'];
 const MiB = 1024 * 1024;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { send, type Received } from '../support/ingress.js';
-import { freeLoopbackPort, startRelay, type Relay } from '../support/relay.js';
+import { startRelay, type Relay } from '../support/relay.js';
 import { connectedAgent, freePort, httpGet, orchestrator, servicePid, shopYaml } from '../support/stacks.js';
 
 // A stack service declared `public` is registered under its owner's base subdomain when a deploy
@@ -79,7 +79,7 @@ describe('publishing stack services through the tunnel ingress', () => {
 
   beforeAll(async () => {
     relay = await startRelay();
-    relayPort = await freeLoopbackPort();
+    relayPort = await freePort();
     t = await startTestApp({
       env: {
         HEARTBEAT_INTERVAL: '300ms',
@@ -92,7 +92,7 @@ describe('publishing stack services through the tunnel ingress', () => {
         TUNNEL_SSH_KEY_FILE: relay.keyFile,
         TUNNEL_SSH_HOST_KEY: relay.hostKeyFingerprint,
         TUNNEL_SSH_REMOTE_PORT: String(relayPort),
-        TUNNEL_SSH_AGENT_REMOTE_PORT: String(await freeLoopbackPort()),
+        TUNNEL_SSH_AGENT_REMOTE_PORT: String(await freePort()),
         TUNNEL_SSH_BIND_ADDRESS: '127.0.0.1',
         TUNNEL_PUBLIC_URL: `http://127.0.0.1:${relayPort}`,
       },

@@ -10,7 +10,8 @@ import {
 } from '../../src/server/tunnel/providers/ssh-provider.js';
 import type { SshTunnelSettings } from '../../src/server/tunnel/providers/ssh-settings.js';
 import { TunnelConfigError, TunnelConnectError } from '../../src/server/tunnel/providers/tunnel-provider.js';
-import { freeLoopbackPort, startRelay, type Relay } from '../support/relay.js';
+import { freePort } from '../support/ports.js';
+import { startRelay, type Relay } from '../support/relay.js';
 
 // A real sshd on loopback is the relay; the "instance" is an HTTP server and a TCP echo server (the
 // agent port) on loopback ports of their own. Everything stays on 127.0.0.1.
@@ -89,8 +90,8 @@ describe('ssh tunnel provider against a real sshd', () => {
   ) {
     const all = {
       ...relay.settings,
-      remotePort: await freeLoopbackPort(),
-      agentRemotePort: await freeLoopbackPort(),
+      remotePort: await freePort(),
+      agentRemotePort: await freePort(),
       publicUrl: 'https://orchestrator.tunnel.test',
       ...settings,
     };
@@ -235,8 +236,8 @@ describe('ssh tunnel provider against a real sshd', () => {
 
 describe('ssh tunnel provider with the default bind address', () => {
   it("binds where the relay's GatewayPorts allows (loopback only with `no`), within PermitListen", async () => {
-    const remotePort = await freeLoopbackPort();
-    const agentRemotePort = await freeLoopbackPort();
+    const remotePort = await freePort();
+    const agentRemotePort = await freePort();
     const relay = await startRelay({ gatewayPorts: 'no', permitListen: `${remotePort} ${agentRemotePort}` });
     const http = createHttpServer((_req, res) => res.end('default bind'));
     try {
@@ -253,7 +254,7 @@ describe('ssh tunnel provider with the default bind address', () => {
       expect(await httpGet(remotePort)).toBe('default bind');
       await tunnel.close();
 
-      const notPermitted = await freeLoopbackPort();
+      const notPermitted = await freePort();
       await expect(provider({ remotePort, agentRemotePort: notPermitted }).connect(never)).rejects.toThrow(
         `refused to listen on every address port ${notPermitted}`,
       );

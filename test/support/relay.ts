@@ -1,8 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
 
 const SSHD = '/usr/sbin/sshd';
 
@@ -39,18 +40,6 @@ export interface RelayOptions {
   permitListen?: string;
 }
 
-/** A loopback port that was free a moment ago (the OS picks it; there is a small race, as always). */
-export async function freeLoopbackPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** A service's ssh tunnel to `relay`: its TUNNEL_* variables, on two free loopback ports of the relay. */
 export interface RelayTunnel {
   env: Record<string, string>;
@@ -61,8 +50,8 @@ export interface RelayTunnel {
 }
 
 export async function relayTunnel(relay: Relay): Promise<RelayTunnel> {
-  const remotePort = await freeLoopbackPort();
-  const agentRemotePort = await freeLoopbackPort();
+  const remotePort = await freePort();
+  const agentRemotePort = await freePort();
   const publicUrl = `http://127.0.0.1:${remotePort}`;
   return {
     publicUrl,
@@ -162,7 +151,7 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
   const otherFingerprint = keygen(otherKeyFile, 'not-the-relay');
   writeFileSync(join(dir, 'authorized_keys'), readFileSync(`${keyFile}.pub`), { mode: 0o600 });
   const user = userInfo().username;
-  const port = await freeLoopbackPort();
+  const port = await freePort();
   const config = join(dir, 'sshd_config');
   writeFileSync(
     config,

@@ -1,5 +1,4 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
@@ -9,17 +8,7 @@ import { eventually, type TestApp } from './app.js';
 /** The tiny HTTP service the process-driver tests deploy. */
 export const HTTP_SERVICE = fileURLToPath(new URL('../fixtures/http-service.mjs', import.meta.url));
 
-/** A free TCP port on loopback (closed again, so a service can take it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './ports.js';
 
 export interface JobBody {
   id: string;
