@@ -22,14 +22,15 @@ import { hostname } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Backoff } from '../dist/agent/server-addresses.js';
 import { IDENTITY_REVOKED, loadAgentProto } from '../dist/contracts/agent-protocol/index.js';
+import {
+  AGENT_MAX_BACKOFF_MS as MAX_BACKOFF_MS,
+  AGENT_MIN_BACKOFF_MS as MIN_BACKOFF_MS,
+  AGENT_WELCOME_TIMEOUT_MS as WELCOME_TIMEOUT_MS,
+} from '../dist/contracts/agent-protocol/reconnect.js';
 import { heartbeatMessage, helloMessage, jobAnswers, now } from './lib-jobs.mjs';
 import { agentTls, Http2Call } from './sim-http2.mjs';
 
 const CONNECT_TIMEOUT_MS = 30_000;
-/** As the real agent: a stream not welcomed by then is given up for the next endpoint. */
-const WELCOME_TIMEOUT_MS = 10_000;
-const MIN_BACKOFF_MS = 500;
-const MAX_BACKOFF_MS = 30_000;
 
 const proto = loadAgentProto();
 /** The Connect method: its path and the serializers grpc-js uses, for the http2 client too. */

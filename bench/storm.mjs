@@ -33,6 +33,7 @@ import {
   sleep,
 } from './lib-agents.mjs';
 import { AGENT_CAPACITY, API, now } from './lib-jobs.mjs';
+import { AGENT_WELCOME_TIMEOUT_MS } from '../dist/contracts/agent-protocol/reconnect.js';
 
 const env = process.env;
 const AGENTS = Number(env.BENCH_STORM_AGENTS ?? 10_000);
@@ -366,8 +367,8 @@ function report(initial, rounds, startLoad) {
     'Seconds from the SIGTERM. "connects/s": welcomes over the time from the new process being ready (or the ' +
       'first welcome) to the last. hello→welcome: the attempt that succeeded. CPU in % of one core from ready to ' +
       'the last ack; "others": everything but the service, the agents, its PostgreSQL backends and the bench. ' +
-      "Agents loop delay: the simulated agents' event loop (they time out a welcome after 10 s like the real " +
-      'agent; a loop far behind makes them the limit).',
+      "Agents loop delay: the simulated agents' event loop (they give a welcome up after " +
+      `${AGENT_WELCOME_TIMEOUT_MS / 1000} s, as the real agent does; a loop far behind makes them the limit).`,
     '',
   ].join('\n');
 }
