@@ -15,6 +15,9 @@ const POSTGRES_ONLY = [
   'test/e2e/agent-replicas.e2e-spec.ts',
   'test/e2e/auth-token-cache-replicas.e2e-spec.ts',
   'test/e2e/storm-grace-replicas.e2e-spec.ts',
+  // Holds a lock on a table from a second session while agents say hello: the embedded database
+  // is one session.
+  'test/e2e/agent-hellos-gathered.e2e-spec.ts',
   // The service against a real Prometheus over HTTP (PromQL and the store end to end): about the
   // query path more than the database underneath, so it runs once per full test run.
   'test/e2e/promql-differential.e2e-spec.ts',

@@ -6,6 +6,7 @@ import { ResumingCredentials, TlsSessionStore } from '../../src/agent/tls-sessio
 import { loadAgentProto, type ServerMessage } from '../../src/contracts/agent-protocol/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { preApprovedToken } from '../support/grpc-agent.js';
 
 // TLS session resumption on the agent port (issue 18): the agent's credentials (the real agent's
 // class) offer the last session; the service's tickets survive a restart; the certificate kept in
@@ -37,13 +38,7 @@ describe('TLS session resumption on the agent port', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     t = await startTestApp({ db, env: { HEARTBEAT_INTERVAL: '1s' } });
-    const auth = await t.adminAuth();
-    const token = (
-      await t.http
-        .post('/api/v1/orchestrator/join-tokens')
-        .set('Authorization', auth)
-        .send({ pre_approved: true })
-    ).body.token as string;
+    const token = await preApprovedToken(t);
     const { keyPem, csrPem } = await newKeyAndCsr('node-resume');
     const res = await t.http.post('/api/v1/orchestrator/workers/enroll').send({
       token,

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { newKeyAndCsr } from '../../src/agent/identity.js';
+import type { TestApp } from './app.js';
 import { loadAgentProto, type ServerMessage } from '../../src/contracts/agent-protocol/index.js';
 import {
   AGENT_MAX_BACKOFF_MS,
@@ -15,6 +16,16 @@ export interface AgentIdentity {
   keyPem: string;
   certPem: string;
   caPem: string;
+}
+
+/** A join token whose nodes are approved at enrollment, made by the app's admin. */
+export async function preApprovedToken(app: Pick<TestApp, 'http' | 'adminAuth'>): Promise<string> {
+  const res = await app.http
+    .post('/api/v1/orchestrator/join-tokens')
+    .set('Authorization', await app.adminAuth())
+    .send({ pre_approved: true })
+    .expect(201);
+  return res.body.token as string;
 }
 
 /** Enrolls a node through `baseUrl` (any replica) with a pre-approved join token. */

@@ -12,6 +12,7 @@ import {
   type ServerMessage,
 } from '../../contracts/agent-protocol/index.js';
 import { MAX_AGENT_MESSAGE_BYTES } from '../../contracts/agent-protocol/limits.js';
+import { AGENT_WELCOME_TIMEOUT_MS } from '../../contracts/agent-protocol/reconnect.js';
 import { AppError } from '../common/app-error.js';
 import { StartupState } from '../common/startup-state.js';
 import { OrchestratorHealthService } from '../health/orchestrator-health.service.js';
@@ -32,8 +33,11 @@ const SERVICE_NAME = 'stack.agent.v1.AgentGateway';
 const HELLO_TIMEOUT_MS = 10_000;
 /** Accepted agent connections that may wait for a turn (connection-gate.ts); more are closed. */
 const CONNECT_QUEUE = 20_000;
-/** An agent gives up on a stream not welcomed within 10 s: a connection that waited 8 s is closed. */
-const CONNECT_MAX_WAIT_MS = 8_000;
+/**
+ * An agent gives up on a stream not welcomed within AGENT_WELCOME_TIMEOUT_MS (15 s): a connection
+ * that waited that less 3 s (a handshake and hello under load take up to a second or two) is closed.
+ */
+const CONNECT_MAX_WAIT_MS = AGENT_WELCOME_TIMEOUT_MS - 3_000;
 /**
  * A turn ends after this even without a welcome: a handshake and hello take milliseconds, so a
  * connection still at it waits on its client (a stalled or vanished agent), not on us.

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { IDENTITY_REVOKED } from '../../contracts/agent-protocol/index.js';
+import { Batcher } from '../common/batcher.js';
 import { Leases } from '../common/leases.js';
 import { every } from '../common/periodic.js';
 import { SecretBox } from '../common/secret-box.js';
@@ -52,6 +53,13 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
   /** Decrypted probe keys by sealed value: a key is decrypted once, not on every refresh. */
   private readonly keys = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
+  private readonly claims = new Batcher<Omit<SessionInfo, 'replica'>, void>(
+    (sessions) => this.claimAll(sessions),
+    {
+      concurrency: 2,
+      max: 500,
+    },
+  );
 
   constructor(
     private readonly dataSource: DataSource,
@@ -79,20 +87,41 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Records that this replica holds the worker's stream from now on. */
-  async claim(session: Omit<SessionInfo, 'replica'>): Promise<void> {
-    const sealed = session.probeKey
-      ? this.box.encrypt(session.probeKey, probeKeyContext(session.workerId))
-      : '';
+  claim(session: Omit<SessionInfo, 'replica'>): Promise<void> {
+    return this.claims.call(session);
+  }
+
+  /**
+   * The claims made meanwhile, in one statement (a fleet reconnecting at once claims its rows a
+   * few hundred at a time). Of two claims of one worker in a batch, the later one is stored.
+   */
+  private async claimAll(sessions: Omit<SessionInfo, 'replica'>[]): Promise<void[]> {
+    const latest = new Map(sessions.map((session) => [session.workerId, session]));
+    const rows = [...latest.values()].map((session) => ({
+      session,
+      sealed: session.probeKey ? this.box.encrypt(session.probeKey, probeKeyContext(session.workerId)) : '',
+    }));
     await this.dataSource.query(
       `INSERT INTO agent_sessions (worker_id, replica, owner, remote_host, probe_address, probe_key)
-       VALUES ($1, $2, $3, $4, $5, $6)
+       SELECT w, $2, o, h, a, k FROM unnest($1::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])
+         AS c(w, o, h, a, k)
        ON CONFLICT (worker_id) DO UPDATE SET replica = EXCLUDED.replica, owner = EXCLUDED.owner,
          remote_host = EXCLUDED.remote_host, probe_address = EXCLUDED.probe_address,
          probe_key = EXCLUDED.probe_key, connected_at = now(), seen_at = now()`,
-      [session.workerId, this.replica, session.owner, session.remoteHost, session.probeAddress, sealed],
+      [
+        rows.map((r) => r.session.workerId),
+        this.replica,
+        rows.map((r) => r.session.owner),
+        rows.map((r) => r.session.remoteHost),
+        rows.map((r) => r.session.probeAddress),
+        rows.map((r) => r.sealed),
+      ],
     );
-    if (sealed) this.keys.set(sealed, session.probeKey);
-    this.live.set(session.workerId, { ...session, replica: this.replica });
+    for (const { session, sealed } of rows) {
+      if (sealed) this.keys.set(sealed, session.probeKey);
+      this.live.set(session.workerId, { ...session, replica: this.replica });
+    }
+    return sessions.map(() => undefined);
   }
 
   /** The stream ended here: the row goes, unless another replica has claimed it since. */

@@ -30,9 +30,9 @@ export const VARIABLES = {
     parse: hostPortList,
   },
   AGENT_HELLO_CONCURRENCY: {
-    default: '16',
+    default: '64',
     description:
-      'Agent hellos the gateway processes at once (database lookups and session claims); the rest wait in order, and one whose agent gave up is skipped',
+      'Agent hellos the gateway processes at once (their database reads and session claims are gathered into shared statements); the rest wait in order, and one whose agent gave up is skipped',
     parse: positiveInt(1, 1000),
   },
   AGENT_CONNECT_CONCURRENCY: {

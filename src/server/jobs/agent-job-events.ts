@@ -84,7 +84,7 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
 
   /** After a reconnect: what the agent still runs is running; what it lost has failed. */
   private async reconcileWorker(workerId: string, active: Set<string>): Promise<void> {
-    const jobs = await this.repository.activeOnWorker(workerId);
+    const jobs = await this.repository.activeOnReconnect(workerId);
     for (const job of jobs) {
       if (active.has(job.id)) {
         if (job.status === 'dispatched') this.writer.bufferAccepted(job.id, workerId);

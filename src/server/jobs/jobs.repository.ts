@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager, Repository } from 'typeorm';
+import { Batcher } from '../common/batcher.js';
 import type { Cursor } from '../common/pagination.js';
 import { dateOrNull, dateValue, jsonValue } from '../database/row-values.js';
 import type { AuditEventEntity } from '../audit/entities/audit-event.entity.js';
@@ -137,8 +138,27 @@ function jobOf(r: JobRow): JobEntity {
 export class JobsRepository {
   private readonly repo: Repository<JobEntity>;
 
+  /**
+   * Reconnected agents' unfinished jobs, read for many agents in one query when they reconnect
+   * together (a fleet after a restart).
+   */
+  private readonly reconnectReads: Batcher<string, JobEntity[]>;
+
   constructor(private readonly dataSource: DataSource) {
     this.repo = dataSource.getRepository(JobEntity);
+    this.reconnectReads = new Batcher(
+      async (workerIds) => {
+        const jobs = await this.repo
+          .createQueryBuilder('j')
+          .where('j.worker_id IN (:...workerIds)', { workerIds: [...new Set(workerIds)] })
+          .andWhere("j.status IN ('dispatched', 'running', 'cancelling')")
+          .getMany();
+        const byWorker = new Map<string | null, JobEntity[]>();
+        for (const job of jobs) byWorker.set(job.workerId, [...(byWorker.get(job.workerId) ?? []), job]);
+        return workerIds.map((id) => byWorker.get(id) ?? []);
+      },
+      { concurrency: 2, max: 500 },
+    );
   }
 
   /**
@@ -610,6 +630,11 @@ export class JobsRepository {
   }
 
   /** The unfinished jobs placed on a worker. */
+  /** As `activeOnWorker`, gathered with the other reconnected agents' reads made meanwhile. */
+  activeOnReconnect(workerId: string): Promise<JobEntity[]> {
+    return this.reconnectReads.call(workerId);
+  }
+
   activeOnWorker(workerId: string): Promise<JobEntity[]> {
     return this.repo
       .createQueryBuilder('j')

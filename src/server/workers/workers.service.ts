@@ -236,7 +236,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     hello: HelloMsg,
     connection: AgentConnection,
   ): Promise<{ status: string; probeKey: string }> {
-    const worker = await this.repository.findById(workerId);
+    const worker = await this.repository.findForHello(workerId);
     if (!worker) throw new AppError(401, 'unauthorized', 'Unauthorized', IDENTITY_REVOKED);
     if (worker.status === 'pending')
       throw new AppError(403, 'forbidden', 'Forbidden', 'the worker is not approved');
