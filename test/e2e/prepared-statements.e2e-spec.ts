@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textArray, uuidArray } from '../../src/server/database/array-literals.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 
 // Hot statements go to the database as named statements, prepared once per connection
@@ -67,5 +69,18 @@ describe('prepared hot statements', () => {
     expect((await preparedOnSession()).some((s) => s.includes('WHERE s.id = $1 AND s.owner = $2'))).toBe(
       true,
     );
+  });
+
+  it('array parameters built as literals (database/array-literals.ts) read back as the values given', async () => {
+    const texts = ['plain', 'NULL', 'a,b', 'say "hi"', 'back\\slash', '{braces}', '', 'ünï', 'plain'];
+    const ids = [randomUUID(), randomUUID().toUpperCase()];
+    const [row] = await t.app
+      .get(DataSource)
+      .query<{ texts: string[]; ids: string[] }[]>('SELECT $1::text[] AS texts, $2::uuid[] AS ids', [
+        textArray(texts),
+        uuidArray(ids),
+      ]);
+    expect(row.texts).toEqual(texts);
+    expect(row.ids).toEqual(ids.map((id) => id.toLowerCase()));
   });
 });

@@ -84,8 +84,9 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
 
   /** After a reconnect: what the agent still runs is running; what it lost has failed. */
   private async reconcileWorker(workerId: string, active: Set<string>): Promise<void> {
-    const jobs = await this.repository.activeOnReconnect(workerId);
+    const jobs = await this.repository.onReconnect(workerId);
     for (const job of jobs) {
+      if (job.status === 'queued') continue;
       if (active.has(job.id)) {
         if (job.status === 'dispatched') this.writer.bufferAccepted(job.id, workerId);
         else if (job.status === 'cancelling') await this.lifecycle.sendCancel(job, false);
@@ -98,7 +99,11 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
       }
       await this.lifecycle.abort(job, 'the agent restarted and no longer has the job');
     }
-    this.dispatcher.wake();
+    // Jobs queued for this worker while it was away can go now. (Requeued and aborted ones above
+    // wake the dispatcher themselves; jobs to place wait for its next tick, as they do for any
+    // worker.) Not a round per reconnect: a fleet reconnecting at once would have the
+    // dispatcher claim without pause.
+    if (jobs.some((job) => job.status === 'queued')) this.dispatcher.wake();
   }
 
   /**

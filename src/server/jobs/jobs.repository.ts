@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager, Repository } from 'typeorm';
 import { Batcher } from '../common/batcher.js';
 import type { Cursor } from '../common/pagination.js';
+import { textArray, uuidArray } from '../database/array-literals.js';
 import { dateOrNull, dateValue, jsonValue } from '../database/row-values.js';
 import type { AuditEventEntity } from '../audit/entities/audit-event.entity.js';
 import type { StackStatus } from '../../contracts/api/stacks.js';
@@ -139,8 +140,8 @@ export class JobsRepository {
   private readonly repo: Repository<JobEntity>;
 
   /**
-   * Reconnected agents' unfinished jobs, read for many agents in one query when they reconnect
-   * together (a fleet after a restart).
+   * Reconnected agents' jobs: unfinished ones on them, and queued ones for them; read for many
+   * agents in one query when they reconnect together (a fleet after a restart).
    */
   private readonly reconnectReads: Batcher<string, JobEntity[]>;
 
@@ -151,7 +152,7 @@ export class JobsRepository {
         const jobs = await this.repo
           .createQueryBuilder('j')
           .where('j.worker_id IN (:...workerIds)', { workerIds: [...new Set(workerIds)] })
-          .andWhere("j.status IN ('dispatched', 'running', 'cancelling')")
+          .andWhere("j.status IN ('queued', 'dispatched', 'running', 'cancelling')")
           .getMany();
         const byWorker = new Map<string | null, JobEntity[]>();
         for (const job of jobs) byWorker.set(job.workerId, [...(byWorker.get(job.workerId) ?? []), job]);
@@ -392,11 +393,11 @@ export class JobsRepository {
     now: Date,
   ): Promise<{ jobs: JobEntity[]; others: boolean }> {
     const rows = await this.dataSource.query<(JobRow & { others: boolean })[]>(CLAIM_PLACED, [
-      live.ids,
-      live.owners,
+      uuidArray(live.ids),
+      textArray(live.owners),
       limit,
       now.toISOString(),
-      connectedWorkers,
+      uuidArray(connectedWorkers),
     ]);
     const jobs = rows
       .filter((r) => r.id !== null)
@@ -419,7 +420,7 @@ export class JobsRepository {
         await manager.query<JobRow[]>(
           `${SELECT_JOB} WHERE status = 'queued' AND (worker_id IS NULL OR worker_id = ANY($1::uuid[]))
             ORDER BY created_at ASC LIMIT $2 FOR UPDATE SKIP LOCKED`,
-          [connectedWorkers, limit],
+          [uuidArray(connectedWorkers), limit],
         )
       ).map(jobOf);
       if (queued.length === 0) return [];
@@ -630,8 +631,11 @@ export class JobsRepository {
   }
 
   /** The unfinished jobs placed on a worker. */
-  /** As `activeOnWorker`, gathered with the other reconnected agents' reads made meanwhile. */
-  activeOnReconnect(workerId: string): Promise<JobEntity[]> {
+  /**
+   * As `activeOnWorker`, with the jobs queued for the worker too, gathered with the other reconnected
+   * agents' reads made meanwhile.
+   */
+  onReconnect(workerId: string): Promise<JobEntity[]> {
     return this.reconnectReads.call(workerId);
   }
 
