@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { IDENTITY_REVOKED } from '../../contracts/agent-protocol/index.js';
-import { Batcher } from '../common/batcher.js';
+import { Batcher, HELLO_GATHERING } from '../common/batcher.js';
 import { Leases } from '../common/leases.js';
 import { every } from '../common/periodic.js';
 import { SecretBox } from '../common/secret-box.js';
@@ -55,10 +55,7 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
   private timer: NodeJS.Timeout | undefined;
   private readonly claims = new Batcher<Omit<SessionInfo, 'replica'>, void>(
     (sessions) => this.claimAll(sessions),
-    {
-      concurrency: 2,
-      max: 500,
-    },
+    HELLO_GATHERING,
   );
 
   constructor(

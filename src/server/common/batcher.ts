@@ -5,6 +5,12 @@ export interface BatcherOptions {
   max: number;
 }
 
+/**
+ * The gathering of the agents' hello statements (worker reads, session claims, reconnect reads):
+ * two of a kind at once, of the pool's connections, and up to 500 hellos in one.
+ */
+export const HELLO_GATHERING: BatcherOptions = { concurrency: 2, max: 500 };
+
 interface Pending<K, V> {
   key: K;
   resolve: (value: V) => void;

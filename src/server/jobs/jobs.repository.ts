@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager, Repository } from 'typeorm';
-import { Batcher } from '../common/batcher.js';
+import { Batcher, HELLO_GATHERING } from '../common/batcher.js';
 import type { Cursor } from '../common/pagination.js';
 import { textArray, uuidArray } from '../database/array-literals.js';
 import { dateOrNull, dateValue, jsonValue } from '../database/row-values.js';
@@ -147,19 +147,16 @@ export class JobsRepository {
 
   constructor(private readonly dataSource: DataSource) {
     this.repo = dataSource.getRepository(JobEntity);
-    this.reconnectReads = new Batcher(
-      async (workerIds) => {
-        const jobs = await this.repo
-          .createQueryBuilder('j')
-          .where('j.worker_id IN (:...workerIds)', { workerIds: [...new Set(workerIds)] })
-          .andWhere("j.status IN ('queued', 'dispatched', 'running', 'cancelling')")
-          .getMany();
-        const byWorker = new Map<string | null, JobEntity[]>();
-        for (const job of jobs) byWorker.set(job.workerId, [...(byWorker.get(job.workerId) ?? []), job]);
-        return workerIds.map((id) => byWorker.get(id) ?? []);
-      },
-      { concurrency: 2, max: 500 },
-    );
+    this.reconnectReads = new Batcher(async (workerIds) => {
+      const jobs = await this.repo
+        .createQueryBuilder('j')
+        .where('j.worker_id IN (:...workerIds)', { workerIds: [...new Set(workerIds)] })
+        .andWhere("j.status IN ('queued', 'dispatched', 'running', 'cancelling')")
+        .getMany();
+      const byWorker = new Map<string | null, JobEntity[]>();
+      for (const job of jobs) byWorker.set(job.workerId, [...(byWorker.get(job.workerId) ?? []), job]);
+      return workerIds.map((id) => byWorker.get(id) ?? []);
+    }, HELLO_GATHERING);
   }
 
   /**

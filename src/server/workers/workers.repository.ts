@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, In, Repository } from 'typeorm';
-import { Batcher } from '../common/batcher.js';
+import { Batcher, HELLO_GATHERING } from '../common/batcher.js';
 import { isUuid } from '../common/ids.js';
 import type { Cursor } from '../common/pagination.js';
 import { WorkerEntity } from './entities/worker.entity.js';
@@ -12,10 +12,6 @@ export interface HeartbeatRow {
   metrics: NodeMetrics;
   lastHeartbeat: Date;
 }
-
-/** Gathered reads at once (of the pool's connections), and hellos per read. */
-const GATHERED_READS = 2;
-const GATHERED_MAX = 500;
 
 @Injectable()
 export class WorkersRepository {
@@ -29,15 +25,12 @@ export class WorkersRepository {
 
   constructor(private readonly dataSource: DataSource) {
     this.repo = dataSource.getRepository(WorkerEntity);
-    this.helloReads = new Batcher(
-      async (ids) => {
-        const wanted = [...new Set(ids.filter(isUuid))];
-        const rows = wanted.length > 0 ? await this.repo.findBy({ id: In(wanted) }) : [];
-        const byId = new Map(rows.map((row) => [row.id, row]));
-        return ids.map((id) => byId.get(id) ?? null);
-      },
-      { concurrency: GATHERED_READS, max: GATHERED_MAX },
-    );
+    this.helloReads = new Batcher(async (ids) => {
+      const wanted = [...new Set(ids.filter(isUuid))];
+      const rows = wanted.length > 0 ? await this.repo.findBy({ id: In(wanted) }) : [];
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      return ids.map((id) => byId.get(id) ?? null);
+    }, HELLO_GATHERING);
   }
 
   /** As `findById`, gathered with the other hellos' reads made meanwhile. */
