@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { IDENTITY_REVOKED } from '../../contracts/agent-protocol/index.js';
-import { Batcher, HELLO_GATHERING } from '../common/batcher.js';
+import { Batcher, AGENT_GATHERING } from '../common/batcher.js';
+import { uuidArray } from '../database/array-literals.js';
 import { Leases } from '../common/leases.js';
 import { every } from '../common/periodic.js';
 import { SecretBox } from '../common/secret-box.js';
@@ -55,7 +56,12 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
   private timer: NodeJS.Timeout | undefined;
   private readonly claims = new Batcher<Omit<SessionInfo, 'replica'>, void>(
     (sessions) => this.claimAll(sessions),
-    HELLO_GATHERING,
+    AGENT_GATHERING,
+  );
+  private readonly releases = new Batcher<string, void>((ids) => this.releaseAll(ids), AGENT_GATHERING);
+  private readonly holderReads = new Batcher<string, boolean>(
+    (ids) => this.heldElsewhereAll(ids),
+    AGENT_GATHERING,
   );
 
   constructor(
@@ -121,23 +127,43 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
     return sessions.map(() => undefined);
   }
 
-  /** The stream ended here: the row goes, unless another replica has claimed it since. */
-  async release(workerId: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM agent_sessions WHERE worker_id = $1 AND replica = $2`, [
-      workerId,
-      this.replica,
-    ]);
-    if (this.live.get(workerId)?.replica === this.replica) this.live.delete(workerId);
+  /**
+   * The stream ended here: the row goes, unless another replica has claimed it since. Gathered with
+   * the other releases made meanwhile (a fleet losing this replica at once).
+   */
+  release(workerId: string): Promise<void> {
+    return this.releases.call(workerId);
   }
 
-  /** Whether another replica holds the worker's stream now (read from the database, not the cache). */
-  async heldElsewhere(workerId: string): Promise<boolean> {
-    const rows = await this.dataSource.query<{ replica: string }[]>(
-      `SELECT replica FROM agent_sessions
-        WHERE worker_id = $1 AND seen_at > clock_timestamp() - $2 * interval '1 millisecond'`,
-      [workerId, SESSION_TTL_MS],
+  private async releaseAll(workerIds: string[]): Promise<void[]> {
+    const ids = [...new Set(workerIds)];
+    await this.dataSource.query(
+      `DELETE FROM agent_sessions WHERE replica = $1 AND worker_id = ANY($2::uuid[])`,
+      [this.replica, uuidArray(ids)],
     );
-    return rows.length === 1 && rows[0].replica !== this.replica;
+    for (const id of ids) if (this.live.get(id)?.replica === this.replica) this.live.delete(id);
+    return workerIds.map(() => undefined);
+  }
+
+  /**
+   * Whether another replica holds the worker's stream now (read from the database, not the cache),
+   * gathered with the other reads made meanwhile.
+   */
+  heldElsewhere(workerId: string): Promise<boolean> {
+    return this.holderReads.call(workerId);
+  }
+
+  private async heldElsewhereAll(workerIds: string[]): Promise<boolean[]> {
+    const rows = await this.dataSource.query<{ worker_id: string; replica: string }[]>(
+      `SELECT worker_id, replica FROM agent_sessions
+        WHERE worker_id = ANY($1::uuid[]) AND seen_at > clock_timestamp() - $2 * interval '1 millisecond'`,
+      [uuidArray([...new Set(workerIds)]), SESSION_TTL_MS],
+    );
+    const holders = new Map(rows.map((row) => [row.worker_id, row.replica]));
+    return workerIds.map((id) => {
+      const holder = holders.get(id);
+      return holder !== undefined && holder !== this.replica;
+    });
   }
 
   /** Whether some replica holds the worker's stream: this one's own streams count at once. */
@@ -163,6 +189,19 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
       [this.replica],
     );
     const renewed = new Set(renewedRows.map((r) => r.worker_id));
+    // A row of this replica whose stream is gone (its release failed: the database out of reach,
+    // or too busy for the pool's timeout when a fleet left at once) would be renewed here, and its
+    // agent seen as connected through every replica, for as long as this replica runs: it goes.
+    // Not a row claimed in the last SESSION_TTL_MS: its hello may still be on its way to the stream.
+    const held = new Set(local);
+    const stale = [...renewed].filter((id) => !held.has(id));
+    if (stale.length > 0) {
+      await this.dataSource.query(
+        `DELETE FROM agent_sessions WHERE replica = $1 AND worker_id = ANY($2::uuid[])
+            AND connected_at < clock_timestamp() - $3 * interval '1 millisecond'`,
+        [this.replica, uuidArray(stale), SESSION_TTL_MS],
+      );
+    }
     const rows = await this.dataSource.query<SessionRow[]>(
       `SELECT worker_id, replica, owner, remote_host, probe_address, probe_key FROM agent_sessions
         WHERE seen_at > clock_timestamp() - $1 * interval '1 millisecond'`,

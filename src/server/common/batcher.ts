@@ -6,10 +6,11 @@ export interface BatcherOptions {
 }
 
 /**
- * The gathering of the agents' hello statements (worker reads, session claims, reconnect reads):
- * two of a kind at once, of the pool's connections, and up to 500 hellos in one.
+ * The gathering of the statements each agent's connect or disconnect makes (worker reads, session
+ * claims and releases, its jobs' reads): two of a kind at once, of the pool's connections, and up
+ * to 500 agents in one.
  */
-export const HELLO_GATHERING: BatcherOptions = { concurrency: 2, max: 500 };
+export const AGENT_GATHERING: BatcherOptions = { concurrency: 2, max: 500 };
 
 interface Pending<K, V> {
   key: K;

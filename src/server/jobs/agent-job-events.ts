@@ -48,7 +48,7 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
     // dispatched jobs may be its own).
     void this.directory
       .heldElsewhere(workerId)
-      .then((elsewhere) => (elsewhere ? [] : this.repository.activeOnWorker(workerId)))
+      .then((elsewhere) => (elsewhere ? [] : this.repository.forAgent(workerId)))
       .then(async (jobs) => {
         for (const job of jobs.filter((j) => j.status === 'dispatched'))
           await this.lifecycle.requeue(job, 'agent disconnected');
@@ -84,7 +84,7 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
 
   /** After a reconnect: what the agent still runs is running; what it lost has failed. */
   private async reconcileWorker(workerId: string, active: Set<string>): Promise<void> {
-    const jobs = await this.repository.onReconnect(workerId);
+    const jobs = await this.repository.forAgent(workerId);
     for (const job of jobs) {
       if (job.status === 'queued') continue;
       if (active.has(job.id)) {

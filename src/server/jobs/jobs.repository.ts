@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager, Repository } from 'typeorm';
-import { Batcher, HELLO_GATHERING } from '../common/batcher.js';
+import { Batcher, AGENT_GATHERING } from '../common/batcher.js';
 import type { Cursor } from '../common/pagination.js';
 import { textArray, uuidArray } from '../database/array-literals.js';
 import { dateOrNull, dateValue, jsonValue } from '../database/row-values.js';
@@ -140,14 +140,15 @@ export class JobsRepository {
   private readonly repo: Repository<JobEntity>;
 
   /**
-   * Reconnected agents' jobs: unfinished ones on them, and queued ones for them; read for many
-   * agents in one query when they reconnect together (a fleet after a restart).
+   * The jobs of agents that connected or disconnected: unfinished ones on their workers, and
+   * queued ones for them; read for many agents in one query when they come or go together (a fleet
+   * after a restart).
    */
-  private readonly reconnectReads: Batcher<string, JobEntity[]>;
+  private readonly agentJobReads: Batcher<string, JobEntity[]>;
 
   constructor(private readonly dataSource: DataSource) {
     this.repo = dataSource.getRepository(JobEntity);
-    this.reconnectReads = new Batcher(async (workerIds) => {
+    this.agentJobReads = new Batcher(async (workerIds) => {
       const jobs = await this.repo
         .createQueryBuilder('j')
         .where('j.worker_id IN (:...workerIds)', { workerIds: [...new Set(workerIds)] })
@@ -156,7 +157,7 @@ export class JobsRepository {
       const byWorker = new Map<string | null, JobEntity[]>();
       for (const job of jobs) byWorker.set(job.workerId, [...(byWorker.get(job.workerId) ?? []), job]);
       return workerIds.map((id) => byWorker.get(id) ?? []);
-    }, HELLO_GATHERING);
+    }, AGENT_GATHERING);
   }
 
   /**
@@ -629,18 +630,10 @@ export class JobsRepository {
 
   /** The unfinished jobs placed on a worker. */
   /**
-   * As `activeOnWorker`, with the jobs queued for the worker too, gathered with the other reconnected
-   * agents' reads made meanwhile.
+   * The worker's jobs queued for it or unfinished on it (dispatched, running, cancelling), gathered
+   * with the other connecting or disconnecting agents' reads made meanwhile.
    */
-  onReconnect(workerId: string): Promise<JobEntity[]> {
-    return this.reconnectReads.call(workerId);
-  }
-
-  activeOnWorker(workerId: string): Promise<JobEntity[]> {
-    return this.repo
-      .createQueryBuilder('j')
-      .where('j.worker_id = :workerId', { workerId })
-      .andWhere("j.status IN ('dispatched', 'running', 'cancelling')")
-      .getMany();
+  forAgent(workerId: string): Promise<JobEntity[]> {
+    return this.agentJobReads.call(workerId);
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, In, Repository } from 'typeorm';
-import { Batcher, HELLO_GATHERING } from '../common/batcher.js';
+import { Batcher, AGENT_GATHERING } from '../common/batcher.js';
 import { isUuid } from '../common/ids.js';
 import type { Cursor } from '../common/pagination.js';
 import { WorkerEntity } from './entities/worker.entity.js';
@@ -30,7 +30,7 @@ export class WorkersRepository {
       const rows = wanted.length > 0 ? await this.repo.findBy({ id: In(wanted) }) : [];
       const byId = new Map(rows.map((row) => [row.id, row]));
       return ids.map((id) => byId.get(id) ?? null);
-    }, HELLO_GATHERING);
+    }, AGENT_GATHERING);
   }
 
   /** As `findById`, gathered with the other hellos' reads made meanwhile. */

@@ -1,0 +1,70 @@
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionDirectory } from '../../src/server/agent-gateway/session-directory.js';
+import { eventually, startTestApp, type TestApp } from '../support/app.js';
+import { enrollAgent, preApprovedToken, type AgentIdentity } from '../support/grpc-agent.js';
+
+// A replica renews the `agent_sessions` rows of the streams it holds every second. A row of its own
+// whose stream is gone (the release at the stream's end failed: the database out of reach, or too
+// busy when a whole fleet left at once) must not be renewed for ever, which would show the worker
+// connected through every replica for as long as this one runs: the renewal removes it.
+
+describe("a replica's session row without a stream", () => {
+  let t: TestApp;
+  let agent: AgentIdentity;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    agent = await enrollAgent(t.url, await preApprovedToken(t), 'row-without-stream');
+  });
+  afterAll(() => t?.close());
+
+  const connected = async () =>
+    (
+      await t.http
+        .get(`/api/v1/orchestrator/workers/${agent.id}`)
+        .set('Authorization', await t.adminAuth())
+        .expect(200)
+    ).body.connected as boolean;
+
+  it('is removed by the renewal once older than the session TTL, and the worker shows as not connected', async () => {
+    const db = t.app.get(DataSource);
+    const replica = t.app.get(SessionDirectory).replica;
+    const rows = async () =>
+      Number(
+        (
+          await db.query<{ n: string }[]>('SELECT count(*) AS n FROM agent_sessions WHERE worker_id = $1', [
+            agent.id,
+          ])
+        )[0].n,
+      );
+    // What a release that failed leaves behind: this replica's row, claimed a minute ago.
+    await db.query(
+      `INSERT INTO agent_sessions (worker_id, replica, owner, remote_host, probe_address, probe_key, connected_at)
+       SELECT id, $2, owner, '127.0.0.1', '', '', now() - interval '1 minute' FROM workers WHERE id = $1`,
+      [agent.id, replica],
+    );
+    expect(await rows()).toBe(1);
+    await eventually(async () => (await rows()) === 0, 15_000);
+    await eventually(async () => !(await connected()), 15_000);
+  });
+
+  it('a row claimed within the session TTL stays (a hello may be on its way to its stream)', async () => {
+    const db = t.app.get(DataSource);
+    const replica = t.app.get(SessionDirectory).replica;
+    await db.query(
+      `INSERT INTO agent_sessions (worker_id, replica, owner, remote_host, probe_address, probe_key)
+       SELECT id, $2, owner, '127.0.0.1', '', '' FROM workers WHERE id = $1`,
+      [agent.id, replica],
+    );
+    // Several renewals later it is still there, renewed.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const [row] = await db.query<{ age_ms: number }[]>(
+      `SELECT extract(epoch FROM clock_timestamp() - seen_at) * 1000 AS age_ms FROM agent_sessions WHERE worker_id = $1`,
+      [agent.id],
+    );
+    expect(row).toBeDefined();
+    expect(Number(row.age_ms)).toBeLessThan(2500);
+    await db.query('DELETE FROM agent_sessions WHERE worker_id = $1', [agent.id]);
+  });
+});
