@@ -155,7 +155,11 @@ export class JobsRepository {
         .andWhere("j.status IN ('queued', 'dispatched', 'running', 'cancelling')")
         .getMany();
       const byWorker = new Map<string | null, JobEntity[]>();
-      for (const job of jobs) byWorker.set(job.workerId, [...(byWorker.get(job.workerId) ?? []), job]);
+      for (const job of jobs) {
+        const of = byWorker.get(job.workerId);
+        if (of) of.push(job);
+        else byWorker.set(job.workerId, [job]);
+      }
       return workerIds.map((id) => byWorker.get(id) ?? []);
     }, AGENT_GATHERING);
   }
@@ -628,7 +632,6 @@ export class JobsRepository {
     await this.repo.update({ id, status: 'queued' }, { workerId: null, updatedAt: new Date() });
   }
 
-  /** The unfinished jobs placed on a worker. */
   /**
    * The worker's jobs queued for it or unfinished on it (dispatched, running, cancelling), gathered
    * with the other connecting or disconnecting agents' reads made meanwhile.
