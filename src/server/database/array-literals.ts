@@ -4,11 +4,11 @@
 // round), that was a few per cent of the service's time (docs/benchmarks.md, "Reconnect storm").
 // Pass the result where the statement casts it (`$1::uuid[]`, `$2::text[]`).
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../common/ids.js';
 
 /** `{id,id,...}` for ids that are UUIDs (they need no quoting); throws on anything else. */
 export function uuidArray(ids: readonly string[]): string {
-  for (const id of ids) if (!UUID.test(id)) throw new Error(`not a UUID: ${JSON.stringify(id)}`);
+  for (const id of ids) if (!isUuid(id)) throw new Error(`not a UUID: ${JSON.stringify(id)}`);
   return `{${ids.join(',')}}`;
 }
 

@@ -339,7 +339,6 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     this.logger.log({ worker_id: workerId }, 'agent disconnected');
   }
 
-  /** The owner's workers connected to this replica, for placement. */
   /** Whether `liveWorkers(owner)` would list worker `id`. */
   isLiveFor(owner: string, id: string): boolean {
     const w = this.live.get(id);
@@ -363,6 +362,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     return { ids, owners };
   }
 
+  /** The owner's workers connected to this replica, for placement. */
   liveWorkers(owner: string): LiveWorkerView[] {
     const out: LiveWorkerView[] = [];
     for (const [id, w] of this.live) {
