@@ -28,6 +28,15 @@ export async function preApprovedToken(app: Pick<TestApp, 'http' | 'adminAuth'>)
   return res.body.token as string;
 }
 
+/** Where the app's agents connect (`agent_endpoint` of /info), asked as its admin. */
+export async function agentEndpoint(app: Pick<TestApp, 'http' | 'adminAuth'>): Promise<string> {
+  const res = await app.http
+    .get('/api/v1/orchestrator/info')
+    .set('Authorization', await app.adminAuth())
+    .expect(200);
+  return res.body.agent_endpoint as string;
+}
+
 /** Enrolls a node through `baseUrl` (any replica) with a pre-approved join token. */
 export async function enrollAgent(baseUrl: string, token: string, name: string): Promise<AgentIdentity> {
   const { keyPem, csrPem } = await newKeyAndCsr(name);

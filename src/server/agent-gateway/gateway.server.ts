@@ -43,6 +43,13 @@ const CONNECT_MAX_WAIT_MS = AGENT_WELCOME_TIMEOUT_MS - 3_000;
  * connection still at it waits on its client (a stalled or vanished agent), not on us.
  */
 const CONNECT_HOLD_MS = 2_000;
+/**
+ * On shutdown, once every stream has its goodbye, the agents get this long to close their ends;
+ * the rest are cut. The goodbye leaves in milliseconds; what the grace waits on is each agent
+ * closing its connection, and a fleet of thousands busy redialling took over 2 s to (the old
+ * limit), while the port stayed down. An agent cut off redials after its backoff's first step.
+ */
+const SHUTDOWN_GRACE_MS = 300;
 
 /**
  * grpc-js credentials with the TLS options `createSsl` does not expose: TLS 1.3 only, and a client
@@ -83,6 +90,8 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
   /** Hellos served at once (AGENT_HELLO_CONCURRENCY); the rest wait in order. */
   private readonly admission: Admission;
   private gate: ConnectionGate | undefined;
+  /** Hands the gate's connections to grpc-js, and ends them (`drain`) on shutdown. */
+  private injector: ReturnType<grpc.Server['createConnectionInjector']> | undefined;
   /** PUBLIC_URL's host, parsed once: `endpoint` is read by every /info request. */
   private readonly publicHost: string;
 
@@ -188,6 +197,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     rotate();
     // Our own listener admits connections in turn (connection-gate.ts) and hands them to grpc-js.
     const injector = server.createConnectionInjector(credentials);
+    this.injector = injector;
     this.gate = new ConnectionGate(
       {
         inFlight: this.config.agentConnectConcurrency,
@@ -215,15 +225,19 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     this.gate?.close();
     await new Promise<void>((resolve) => {
       const force = setTimeout(() => {
+        // forceShutdown alone leaves the connections it got from the injector open when channelz
+        // is off (it destroys only the sessions channelz tracks): drain(0) cuts them.
+        this.injector?.drain(0);
         server.forceShutdown();
         resolve();
-      }, 2000);
+      }, SHUTDOWN_GRACE_MS);
       server.tryShutdown(() => {
         clearTimeout(force);
         resolve();
       });
     });
     this.server = undefined;
+    this.injector = undefined;
   }
 
   private async identify(
