@@ -2,7 +2,13 @@ import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionDirectory } from '../../src/server/agent-gateway/session-directory.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
-import { enrollAgent, preApprovedToken, type AgentIdentity } from '../support/grpc-agent.js';
+import {
+  agentEndpoint,
+  connectAgent,
+  enrollAgent,
+  preApprovedToken,
+  type AgentIdentity,
+} from '../support/grpc-agent.js';
 
 // A replica renews the `agent_sessions` rows of the streams it holds every second. A row of its own
 // whose stream is gone (the release at the stream's end failed: the database out of reach, or too
@@ -66,5 +72,31 @@ describe("a replica's session row without a stream", () => {
     expect(row).toBeDefined();
     expect(Number(row.age_ms)).toBeLessThan(2500);
     await db.query('DELETE FROM agent_sessions WHERE worker_id = $1', [agent.id]);
+  });
+
+  it('a row lost while its stream is still here (a release of the previous stream deleted it) is restored', async () => {
+    const db = t.app.get(DataSource);
+    const replica = t.app.get(SessionDirectory).replica;
+    const endpoint = await agentEndpoint(t);
+    const session = await connectAgent(endpoint, agent, 1000);
+    try {
+      const row = async () =>
+        (
+          await db.query<{ replica: string; probe_address: string }[]>(
+            'SELECT replica, probe_address FROM agent_sessions WHERE worker_id = $1',
+            [agent.id],
+          )
+        )[0];
+      await eventually(async () => (await row())?.replica === replica);
+      const claimed = await row();
+      // What the release of this worker's previous stream does when it runs after the new stream's
+      // claim: this replica's row goes, while the new stream stays open.
+      await db.query('DELETE FROM agent_sessions WHERE worker_id = $1 AND replica = $2', [agent.id, replica]);
+      await eventually(async () => (await row())?.replica === replica, 10_000);
+      expect(await row()).toEqual(claimed);
+      await eventually(async () => connected(), 10_000);
+    } finally {
+      session.close();
+    }
   });
 });

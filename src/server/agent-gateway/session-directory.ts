@@ -54,6 +54,12 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
   /** Decrypted probe keys by sealed value: a key is decrypted once, not on every refresh. */
   private readonly keys = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * The last claim this replica made for each worker, and when: what restores the row of a stream
+   * still here whose row a stream's release deleted (see `refresh`). Forgotten once the worker has
+   * no stream here and the claim is older than SESSION_TTL_MS.
+   */
+  private readonly claimed = new Map<string, { session: Omit<SessionInfo, 'replica'>; at: number }>();
   private readonly claims = new Batcher<Omit<SessionInfo, 'replica'>, void>(
     (sessions) => this.claimAll(sessions),
     AGENT_GATHERING,
@@ -91,6 +97,7 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
 
   /** Records that this replica holds the worker's stream from now on. */
   claim(session: Omit<SessionInfo, 'replica'>): Promise<void> {
+    this.claimed.set(session.workerId, { session, at: Date.now() });
     return this.claims.call(session);
   }
 
@@ -99,18 +106,31 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
    * few hundred at a time). Of two claims of one worker in a batch, the later one is stored.
    */
   private async claimAll(sessions: Omit<SessionInfo, 'replica'>[]): Promise<void[]> {
+    await this.store(sessions, 'take');
+    return sessions.map(() => undefined);
+  }
+
+  /**
+   * Writes the rows of `sessions`, this replica's. `take`: a hello's claim, which takes the row from
+   * whichever replica had it. `restore`: a row lost while its stream is still here (below, in
+   * `refresh`), written only if its worker still exists and no live replica has claimed it since.
+   */
+  private async store(sessions: Omit<SessionInfo, 'replica'>[], mode: 'take' | 'restore'): Promise<void> {
     const latest = new Map(sessions.map((session) => [session.workerId, session]));
     const rows = [...latest.values()].map((session) => ({
       session,
       sealed: session.probeKey ? this.box.encrypt(session.probeKey, probeKeyContext(session.workerId)) : '',
     }));
+    const restore = mode === 'restore';
     await this.dataSource.query(
       `INSERT INTO agent_sessions (worker_id, replica, owner, remote_host, probe_address, probe_key)
        SELECT w, $2, o, h, a, k FROM unnest($1::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])
          AS c(w, o, h, a, k)
+        ${restore ? 'WHERE EXISTS (SELECT 1 FROM workers WHERE workers.id = c.w)' : ''}
        ON CONFLICT (worker_id) DO UPDATE SET replica = EXCLUDED.replica, owner = EXCLUDED.owner,
          remote_host = EXCLUDED.remote_host, probe_address = EXCLUDED.probe_address,
-         probe_key = EXCLUDED.probe_key, connected_at = now(), seen_at = now()`,
+         probe_key = EXCLUDED.probe_key, connected_at = now(), seen_at = now()
+        ${restore ? `WHERE agent_sessions.seen_at <= clock_timestamp() - ${SESSION_TTL_MS} * interval '1 millisecond'` : ''}`,
       [
         rows.map((r) => r.session.workerId),
         this.replica,
@@ -122,9 +142,8 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
     );
     for (const { session, sealed } of rows) {
       if (sealed) this.keys.set(sealed, session.probeKey);
-      this.live.set(session.workerId, { ...session, replica: this.replica });
+      if (!restore) this.live.set(session.workerId, { ...session, replica: this.replica });
     }
-    return sessions.map(() => undefined);
   }
 
   /**
@@ -232,14 +251,17 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
         this.sessions.handOver(workerId, 'connected to another replica');
       } else if (holder === undefined) rowless.push(workerId);
     }
-    if (rowless.length > 0) await this.closeDeleted(rowless);
+    const now = Date.now();
+    for (const [workerId, { at }] of this.claimed)
+      if (!held.has(workerId) && now - at > SESSION_TTL_MS) this.claimed.delete(workerId);
+    if (rowless.length > 0) await this.settleRowless(rowless);
   }
 
   /**
-   * Streams whose row is gone with their worker (deleted through another replica: the row cascades)
-   * end as they would on the replica that deleted it.
+   * Streams here whose row is gone. Gone with their worker (deleted through another replica: the
+   * row cascades), they end as they would on the replica that deleted it; else the row is restored.
    */
-  private async closeDeleted(workerIds: string[]): Promise<void> {
+  private async settleRowless(workerIds: string[]): Promise<void> {
     const present = new Set(
       (
         await this.dataSource.query<{ id: string }[]>(`SELECT id FROM workers WHERE id = ANY($1::uuid[])`, [
@@ -247,10 +269,23 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
         ])
       ).map((r) => r.id),
     );
+    const restore: Omit<SessionInfo, 'replica'>[] = [];
     for (const workerId of workerIds) {
-      if (present.has(workerId) || !this.sessions.isConnected(workerId)) continue;
+      if (!this.sessions.isConnected(workerId)) continue;
+      if (present.has(workerId)) {
+        // Still here, its worker too, but its row is gone: a release of this worker's previous
+        // stream (its end gathered with others) deleted the row this stream's hello had just
+        // claimed. Other replicas would see the agent as not connected until it reconnects.
+        const claim = this.claimed.get(workerId);
+        if (claim) restore.push(claim.session);
+        continue;
+      }
       this.logger.log({ worker_id: workerId }, 'worker deleted through another replica: stream closed');
       this.sessions.close(workerId, IDENTITY_REVOKED);
+    }
+    if (restore.length > 0) {
+      this.logger.log({ workers: restore.length }, 'agent session rows lost to a release: claimed again');
+      await this.store(restore, 'restore');
     }
   }
 
