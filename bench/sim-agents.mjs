@@ -15,10 +15,15 @@
 //   {type:'mark'}: forget the reconnections so far; {type:'reconnects'} -> {type:'reconnects', agents}
 //     (each lost stream: when, its welcome again, the successful attempt's hello→welcome, attempts,
 //     its first ack after); {type:'reconnects', summary: true} -> only the counts
+//     With `profileDir` on both: a CPU profile of this process from the mark to the reconnects,
+//     written there as agents-<pid>-<n>.cpuprofile.
 //   {type:'stop'}                               -> {type:'stopped'}, then exit
 // Times are CLOCK_MONOTONIC milliseconds (process.hrtime), the same clock in every process here.
 import * as grpc from '@grpc/grpc-js';
 import { hostname } from 'node:os';
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Backoff } from '../dist/agent/server-addresses.js';
 import { IDENTITY_REVOKED, loadAgentProto } from '../dist/contracts/agent-protocol/index.js';
@@ -237,6 +242,10 @@ function close(agent) {
 
 const connectedCount = () => agents.reduce((n, a) => n + (a.connected ? 1 : 0), 0);
 
+/** The inspector session of a profile from `mark` to `reconnects` (profileDir), and how many were written. */
+let profiler;
+let profiles = 0;
+
 async function handle(msg) {
   switch (msg.type) {
     case 'init':
@@ -296,6 +305,12 @@ async function handle(msg) {
     case 'mark':
       for (const agent of agents) agent.lost = undefined;
       loopDelay.reset();
+      if (msg.profileDir) {
+        profiler ??= new Session();
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+      }
       return { type: 'marked' };
     case 'reconnects':
       if (msg.summary) {
@@ -310,6 +325,14 @@ async function handle(msg) {
           loopP99Ms: loopDelay.percentile(99) / 1e6,
           loopMaxMs: loopDelay.max / 1e6,
         };
+      }
+      if (msg.profileDir && profiler) {
+        const { profile } = await profiler.post('Profiler.stop');
+        profiler.disconnect();
+        writeFileSync(
+          join(msg.profileDir, `agents-${process.pid}-${++profiles}.cpuprofile`),
+          JSON.stringify(profile),
+        );
       }
       return {
         type: 'reconnects',

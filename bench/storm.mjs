@@ -60,7 +60,10 @@ const SERVICE_ENV = Object.fromEntries(
     .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
 
-/** When set, the restarted service and the agents are CPU-profiled into this directory (at exit). */
+/**
+ * When set, the restarted service (at its exit) and the agents (from each restart to its last ack) are
+ * CPU-profiled into this directory.
+ */
 const PROFILE_DIR = env.BENCH_STORM_PROFILE_DIR;
 
 const log = (...args) => console.error(`[storm ${new Date().toISOString().slice(11, 19)}]`, ...args);
@@ -115,7 +118,7 @@ function cpuDelta(a, b) {
 async function restart(ctx, round) {
   const { sims, sql, database } = ctx;
   const old = ctx.svc;
-  await all(sims, { type: 'mark' }, 'marked');
+  await all(sims, { type: 'mark', profileDir: PROFILE_DIR }, 'marked');
   const load1 = loadavg()[0];
   const tStop = now();
   const code = await old.stop();
@@ -172,7 +175,9 @@ async function restart(ctx, round) {
   await sleep(Math.min(3000, HEARTBEAT_MS));
   const newTransitions = await unreachableTransitions(svc.url);
   const statuses = await statusCounts(sql);
-  const lost = (await all(sims, { type: 'reconnects' }, 'reconnects')).flatMap((a) => a.agents);
+  const lost = (await all(sims, { type: 'reconnects', profileDir: PROFILE_DIR }, 'reconnects')).flatMap(
+    (a) => a.agents,
+  );
   const welcomes = lost
     .flatMap((l) => (l.welcomeAt === undefined ? [] : [l.welcomeAt]))
     .sort((a, b) => a - b);
@@ -246,10 +251,7 @@ export async function stormBench() {
     log(`${AGENTS} agents enrolled in ${fmt(enrolled.seconds)} s`);
     for (let p = 0; p < PROCS; p++) {
       const sim = new IpcChild(new URL('./sim-agents.mjs', import.meta.url).pathname, {
-        execArgv: [
-          '--no-deprecation',
-          ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []),
-        ],
+        execArgv: ['--no-deprecation'],
       });
       ctx.sims.push(sim);
       await sim.request(
