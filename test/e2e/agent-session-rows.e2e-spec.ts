@@ -74,7 +74,7 @@ describe("a replica's session row without a stream", () => {
     await db.query('DELETE FROM agent_sessions WHERE worker_id = $1', [agent.id]);
   });
 
-  it('a row lost while its stream is still here (a release of the previous stream deleted it) is restored', async () => {
+  it('a release of an older stream leaves the row of the stream held now; a row lost all the same is restored', async () => {
     const db = t.app.get(DataSource);
     const replica = t.app.get(SessionDirectory).replica;
     const endpoint = await agentEndpoint(t);
@@ -89,8 +89,12 @@ describe("a replica's session row without a stream", () => {
         )[0];
       await eventually(async () => (await row())?.replica === replica);
       const claimed = await row();
-      // What the release of this worker's previous stream does when it runs after the new stream's
-      // claim: this replica's row goes, while the new stream stays open.
+      // The release of this worker's previous stream, run after the new stream took over here,
+      // leaves the new stream's row alone.
+      await t.app.get(SessionDirectory).release(agent.id);
+      expect(await row()).toEqual(claimed);
+      // What such a release did when it ran while the new stream's hello was between its claim and
+      // taking the stream: this replica's row gone, while the new stream stays open.
       await db.query('DELETE FROM agent_sessions WHERE worker_id = $1 AND replica = $2', [agent.id, replica]);
       await eventually(async () => (await row())?.replica === replica, 10_000);
       expect(await row()).toEqual(claimed);

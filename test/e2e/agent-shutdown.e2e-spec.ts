@@ -2,7 +2,7 @@ import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
 import { describe, expect, it } from 'vitest';
 import { loadAgentProto, type ServerMessage } from '../../src/contracts/agent-protocol/index.js';
 import { startTestApp } from '../support/app.js';
-import { agentEndpoint, enrollAgent, preApprovedToken } from '../support/grpc-agent.js';
+import { agentEndpoint, enrollAgent, helloMessage, preApprovedToken } from '../support/grpc-agent.js';
 
 // On SIGTERM the agent gateway says goodbye on every stream, then gives the agents a short grace to
 // close their ends before it cuts the rest. A fleet of thousands, busy redialling, took more than
@@ -58,17 +58,7 @@ describe('the agent gateway stopping under an agent that never closes its end', 
           if (messages(received).some((m) => m.welcome)) resolve();
         }),
       );
-      stream.write(
-        frame({
-          hello: {
-            worker_id: identity.id,
-            version: 'test',
-            hostname: 'x',
-            driver: 'process',
-            probe_address: '',
-          },
-        }),
-      );
+      stream.write(frame(helloMessage(identity.id)));
       await welcomed;
       const sessionClosed = new Promise<void>((resolve) => session!.once('close', () => resolve()));
 

@@ -6,7 +6,7 @@ import { ResumingCredentials, TlsSessionStore } from '../../src/agent/tls-sessio
 import { loadAgentProto, type ServerMessage } from '../../src/contracts/agent-protocol/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { preApprovedToken } from '../support/grpc-agent.js';
+import { helloMessage, preApprovedToken } from '../support/grpc-agent.js';
 
 // TLS session resumption on the agent port (issue 18): the agent's credentials (the real agent's
 // class) offer the last session; the service's tickets survive a restart; the certificate kept in
@@ -84,15 +84,7 @@ describe('TLS session resumption on the agent port', () => {
         if (m.welcome) resolve({ welcomed: m.welcome.worker_id });
       });
       stream.on('error', (error: grpc.ServiceError) => resolve({ error }));
-      stream.write({
-        hello: {
-          worker_id: identity.id,
-          version: 'test',
-          hostname: 'x',
-          driver: 'process',
-          probe_address: '',
-        },
-      });
+      stream.write(helloMessage(identity.id));
     });
     stream.cancel();
     c.close();

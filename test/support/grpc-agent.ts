@@ -28,6 +28,20 @@ export async function preApprovedToken(app: Pick<TestApp, 'http' | 'adminAuth'>)
   return res.body.token as string;
 }
 
+/** A test agent's hello message for worker `workerId`, with `fields` added or replaced. */
+export function helloMessage(workerId: string, fields: Record<string, unknown> = {}): { hello: object } {
+  return {
+    hello: {
+      worker_id: workerId,
+      version: 'test',
+      hostname: 'hand-rolled',
+      driver: 'process',
+      probe_address: '',
+      ...fields,
+    },
+  };
+}
+
 /** Where the app's agents connect (`agent_endpoint` of /info), asked as its admin. */
 export async function agentEndpoint(app: Pick<TestApp, 'http' | 'adminAuth'>): Promise<string> {
   const res = await app.http
@@ -107,16 +121,7 @@ export function connectAgent(
       clearInterval(timer);
       if (err.code !== grpc.status.CANCELLED) reject(err);
     });
-    stream.write({
-      hello: {
-        worker_id: identity.id,
-        version: 'test',
-        hostname: 'hand-rolled',
-        driver: 'process',
-        probe_address: '',
-        ...hello,
-      },
-    });
+    stream.write(helloMessage(identity.id, hello));
   });
 }
 

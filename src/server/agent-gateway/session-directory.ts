@@ -147,15 +147,20 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * The stream ended here: the row goes, unless another replica has claimed it since. Gathered with
-   * the other releases made meanwhile (a fleet losing this replica at once).
+   * The stream ended here: the row goes, unless another replica has claimed it since, or the agent
+   * has a newer stream here by the time the statement runs. Gathered with the other releases made
+   * meanwhile (a fleet losing this replica at once).
    */
   release(workerId: string): Promise<void> {
     return this.releases.call(workerId);
   }
 
   private async releaseAll(workerIds: string[]): Promise<void[]> {
-    const ids = [...new Set(workerIds)];
+    // An agent that reconnected here while its old stream's release waited: the row is its new
+    // stream's claim. (A release that runs while that stream's hello is between its claim and
+    // taking the stream can still delete it; the renewal restores such a row: settleRowless.)
+    const ids = [...new Set(workerIds)].filter((id) => !this.sessions.isConnected(id));
+    if (ids.length === 0) return workerIds.map(() => undefined);
     await this.dataSource.query(
       `DELETE FROM agent_sessions WHERE replica = $1 AND worker_id = ANY($2::uuid[])`,
       [this.replica, uuidArray(ids)],
@@ -273,9 +278,10 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
     for (const workerId of workerIds) {
       if (!this.sessions.isConnected(workerId)) continue;
       if (present.has(workerId)) {
-        // Still here, its worker too, but its row is gone: a release of this worker's previous
-        // stream (its end gathered with others) deleted the row this stream's hello had just
-        // claimed. Other replicas would see the agent as not connected until it reconnects.
+        // Still here, its worker too, but its row is gone: the release of this worker's previous
+        // stream ran while this stream's hello was between its claim and taking the stream, and
+        // deleted the new row. Other replicas would see the agent as not connected until it
+        // reconnected.
         const claim = this.claimed.get(workerId);
         if (claim) restore.push(claim.session);
         continue;
