@@ -37,4 +37,4 @@ HEALTHCHECK --interval=30s --timeout=10s --retries=3 \
   CMD curl -fsS -o /dev/null http://127.0.0.1:5260/health/ready || exit 1
 # tini forwards SIGTERM to node, which drains requests in flight and exits 0.
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/server/main.js"]
+CMD ["node", "dist/server/bundle/main.mjs"]

@@ -4,7 +4,12 @@ import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 import pg from 'pg';
 
-export const MAIN = new URL('../dist/server/main.js', import.meta.url).pathname;
+// The service as `npm start` runs it: the bundle (src/server/build/bundle-server.ts). BENCH_SERVICE_MAIN runs
+// another entry of the same build instead (`dist/server/main.js`, the modules tsc wrote), for a
+// before/after of the bundle itself.
+export const MAIN = process.env.BENCH_SERVICE_MAIN
+  ? new URL(process.env.BENCH_SERVICE_MAIN, `file://${process.cwd()}/`).pathname
+  : new URL('../dist/server/bundle/main.mjs', import.meta.url).pathname;
 
 export function freePort() {
   return new Promise((resolve, reject) => {

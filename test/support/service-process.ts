@@ -7,13 +7,13 @@ import { fileURLToPath } from 'node:url';
 import { ADMIN } from './app.js';
 import type { LogRecord } from './log-capture.js';
 
-const MAIN = fileURLToPath(new URL('../../dist/server/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../dist/server/bundle/main.mjs', import.meta.url));
 
 import { freePort } from './ports.js';
 
 export { freePort };
 
-/** The built service (`dist/main.js`, as `npm start` runs it) in a child process. */
+/** The built service (`dist/server/bundle/main.mjs`, as `npm start` runs it) in a child process. */
 export class ServiceProcess {
   readonly stdout: string[] = [];
   readonly stderr: string[] = [];

@@ -12,6 +12,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ESM_BANNER } from '../../build/esm-banner.js';
 import { packageRoot } from './package-root.js';
 
 // Every path the bundle depends on, in one place (the source tree is being restructured).
@@ -29,17 +30,6 @@ const SHIM_NAMESPACE = 'inlined-proto-loader';
 /** `readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')`, at any depth. */
 const PACKAGE_JSON_READ =
   /readFileSync\(\s*new URL\(\s*['"](?:\.\.\/)+package\.json['"]\s*,\s*import\.meta\.url\s*\)\s*,\s*['"]utf-?8['"]\s*\)/g;
-
-// An ES module has no require, __filename or __dirname; the CommonJS packages in the bundle
-// (grpc-js, protobufjs, dockerode, pino) use all three.
-const BANNER = [
-  "import { createRequire as __bundleCreateRequire } from 'node:module';",
-  "import { fileURLToPath as __bundleFileURLToPath } from 'node:url';",
-  "import { dirname as __bundleDirname } from 'node:path';",
-  'const require = __bundleCreateRequire(import.meta.url);',
-  'const __filename = __bundleFileURLToPath(import.meta.url);',
-  'const __dirname = __bundleDirname(__filename);',
-].join('\n');
 
 /**
  * For the project's own imports of `@grpc/proto-loader`, the real module with a `loadSync` that takes
@@ -105,7 +95,7 @@ export async function bundleAgent(outfile = BUNDLE_PATHS.outfile): Promise<strin
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    banner: { js: BANNER },
+    banner: { js: ESM_BANNER },
     // ssh2 (under dockerode) and cpu-features try optional native add-ons inside try/catch and
     // fall back to JavaScript when they are missing, as they are next to a lone bundle.
     external: ['*.node'],
