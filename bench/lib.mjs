@@ -4,9 +4,9 @@ import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 import pg from 'pg';
 
-// The service as `npm start` runs it: the bundle (src/server/build/bundle-server.ts). BENCH_SERVICE_MAIN runs
-// another entry of the same build instead (`dist/server/main.js`, the modules tsc wrote), for a
-// before/after of the bundle itself.
+// The service as `npm start` runs it: the bundle (src/server/build/bundle-server.ts).
+// BENCH_SERVICE_MAIN runs another entry of the same build instead (`dist/server/main.js`, the
+// modules tsc wrote), for a before/after of the bundle itself.
 export const MAIN = process.env.BENCH_SERVICE_MAIN
   ? new URL(process.env.BENCH_SERVICE_MAIN, `file://${process.cwd()}/`).pathname
   : new URL('../dist/server/bundle/main.mjs', import.meta.url).pathname;

@@ -52,12 +52,19 @@ describe('idle memory: modules loaded on first use, free memory given back', () 
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('runs from the bundle: of node_modules it loads only the packages left outside it', () => {
+    // src/server/build/bundle-server.ts, EXTERNAL (their CommonJS parts are not recorded).
+    const outside = /\/node_modules\/(pg|reflect-metadata|@electric-sql\/pglite(-socket)?)\//;
+    const started = loaded();
+    expect(started.filter((path) => path.startsWith(BUNDLE)).length).toBeGreaterThan(0);
+    expect(started.filter((path) => path.includes('/node_modules/') && !outside.test(path))).toEqual([]);
+  });
+
   it('loads PGlite only on the embedded database', () => {
     expect(loaded().some((path) => holds(path, PGLITE))).toBe(db.databaseUrl === undefined);
   });
 
   it('loads the MCP SDK and zod on the first /mcp request, and answers it', async () => {
-    expect(loaded().some((path) => path.startsWith(BUNDLE))).toBe(true);
     expect(loaded().filter((path) => holds(path, MCP_SDK) || holds(path, ZOD))).toEqual([]);
     const res = await fetch(`${service.url}/mcp`, {
       method: 'POST',
