@@ -155,8 +155,12 @@ export class Http2Call extends EventEmitter {
       secureContext: tls.context,
       servername: host,
       ALPNProtocols: ['h2'],
-      ...(session ? { session } : {}),
     });
+    // Not `tlsConnect({ session })`: Node 20 then decodes the session twice (in the TLSSocket
+    // constructor and again in tls.connect), ~0.3 ms each, which was a third of a simulated fleet's
+    // CPU while it redialled after a restart (docs/benchmarks.md, "Session 15"). This is the second
+    // of those two calls alone; the handshake starts only once the TCP connection is up.
+    if (session) socket.setSession(session);
     if (store) {
       // TLS 1.3 tickets come after the handshake: kept whenever they arrive, for the next connection.
       socket.on('session', (ticket) => store.set(tls.certPem, ticket));

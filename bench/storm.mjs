@@ -12,7 +12,7 @@
 // at the first connect and in steady state is reported with the table.
 // Run: `bash -c 'ulimit -n 20000; node bench/main.mjs storm'` (after `npm run build`).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -70,6 +70,20 @@ const log = (...args) => console.error(`[storm ${new Date().toISOString().slice(
 const fmt = (v, digits = 1) => (v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(digits));
 const ms = (v) => (v === undefined || !Number.isFinite(v) ? '-' : v < 10 ? v.toFixed(1) : v.toFixed(0));
 
+/**
+ * The kernel's counters of connections dropped because a listener's accept queue was full, and of
+ * SYNs sent again (a dropped connection's client retries after 1 s, then 2, 4, ...): machine-wide,
+ * from /proc/net/netstat; nothing else on the machine listens under load while the bench runs.
+ */
+function tcpDrops() {
+  const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n');
+  const i = lines.findIndex((l) => l.startsWith('TcpExt:'));
+  const names = lines[i].split(/\s+/);
+  const values = lines[i + 1].split(/\s+/).map(Number);
+  const get = (name) => values[names.indexOf(name)] ?? NaN;
+  return { overflows: get('ListenOverflows'), synRetrans: get('TCPSynRetrans') };
+}
+
 /** Transitions to unreachable a service process has counted since it started. */
 async function unreachableTransitions(url) {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -120,6 +134,7 @@ async function restart(ctx, round) {
   const old = ctx.svc;
   await all(sims, { type: 'mark', profileDir: PROFILE_DIR }, 'marked');
   const load1 = loadavg()[0];
+  const drops0 = tcpDrops();
   const tStop = now();
   const code = await old.stop();
   const tExited = now();
@@ -171,6 +186,11 @@ async function restart(ctx, round) {
     if (state.acked >= AGENTS || now() > deadline) break;
   }
   const cpu = cpuDelta(cpuA, await cpuSample(sql, database, pid, sims));
+  const drops1 = tcpDrops();
+  const drops = {
+    overflows: drops1.overflows - drops0.overflows,
+    synRetrans: drops1.synRetrans - drops0.synRetrans,
+  };
   // A flush and a sweep later: anything marked on the way is counted.
   await sleep(Math.min(3000, HEARTBEAT_MS));
   const newTransitions = await unreachableTransitions(svc.url);
@@ -203,6 +223,7 @@ async function restart(ctx, round) {
     resumed,
     agentsLoop: state,
     cpu,
+    drops,
     load1: Math.max(load1, loadavg()[0]),
     seenNotHealthy: seenNotHealthy.size,
     seenStatuses: [...new Set(seenNotHealthy.values())],
@@ -215,7 +236,8 @@ async function restart(ctx, round) {
     `round ${round}: ${result.acked}/${AGENTS} acked again, all ${fmt(result.allAckedS)} s after SIGTERM ` +
       `(${fmt(result.afterReadyS)} s after ready), ${fmt(result.connectsPerS, 0)} connects/s, ` +
       `hello→welcome p50 ${ms(percentile(hello, 0.5))} p99 ${ms(percentile(hello, 0.99))} ms, resumed ${resumed}; ` +
-      `not healthy seen ${result.seenNotHealthy} (${result.seenStatuses.join(',') || '-'}), unreachable transitions ${newTransitions}`,
+      `not healthy seen ${result.seenNotHealthy} (${result.seenStatuses.join(',') || '-'}), unreachable transitions ${newTransitions}, ` +
+      `accept queue overflows ${drops.overflows}, SYN retransmits ${drops.synRetrans}`,
   );
   return result;
 }
@@ -330,6 +352,7 @@ function report(initial, rounds, startLoad) {
       'TLS resumed',
       'service / agents / PG CPU %',
       'agents loop delay p99 / max ms',
+      'accept queue overflows / SYN retransmits',
       'others CPU %, loadavg',
       'workers seen not healthy (most at once) / unreachable transitions',
       'statuses after',
@@ -346,6 +369,7 @@ function report(initial, rounds, startLoad) {
       `${r.resumed} / ${r.lost}`,
       `${fmt(r.cpu.service, 0)} / ${fmt(r.cpu.agents, 0)} / ${fmt(r.cpu.pg, 0)}`,
       `${ms(r.agentsLoop.loopP99Ms)} / ${ms(r.agentsLoop.loopMaxMs)}`,
+      `${r.drops.overflows} / ${r.drops.synRetrans}`,
       `${fmt(r.cpu.other, 0)}, ${fmt(r.load1, 2)}`,
       `${r.seenNotHealthy} (${r.worst}${r.seenStatuses.length ? `: ${r.seenStatuses.join(', ')}` : ''}) / ${r.transitions}`,
       Object.entries(r.statuses)
@@ -369,6 +393,7 @@ function report(initial, rounds, startLoad) {
     'Seconds from the SIGTERM. "connects/s": welcomes over the time from the new process being ready (or the ' +
       'first welcome) to the last. hello→welcome: the attempt that succeeded. CPU in % of one core from ready to ' +
       'the last ack; "others": everything but the service, the agents, its PostgreSQL backends and the bench. ' +
+      "Accept queue overflows and SYN retransmits: the kernel's counters (machine-wide) from the SIGTERM to the last ack. " +
       "Agents loop delay: the simulated agents' event loop (they give a welcome up after " +
       `${AGENT_WELCOME_TIMEOUT_MS / 1000} s, as the real agent does; a loop far behind makes them the limit).`,
     '',
