@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectionGate } from './connection-gate.js';
@@ -80,4 +82,54 @@ describe('ConnectionGate (real loopback sockets)', () => {
     await sleep(300);
     expect(injected).toHaveLength(2);
   });
+
+  it("keeps a burst of connections in the kernel's accept queue while the process is busy (not Node's 511)", async () => {
+    const { port, injected } = await start({
+      inFlight: 10_000,
+      queue: 2_000,
+      maxWaitMs: 60_000,
+      holdMs: 60_000,
+    });
+    const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'));
+    const burst = 1_000;
+    // Another process dials while this one is blocked, as a fleet does while the service starts or
+    // is busy: a connection the accept queue has no room for has its SYN dropped and completes only
+    // when its client sends it again, a second later.
+    const dialer = spawn(process.execPath, ['--input-type=module', '-e', DIALER], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const reply = <T>() => new Promise<T>((resolve) => dialer.once('message', (m) => resolve(m as T)));
+    try {
+      await reply();
+      const counted = reply<{ connected: number }>();
+      dialer.send({ port, burst, windowMs: 700 });
+      // Nothing is accepted meanwhile: the kernel alone completes the handshakes it has room for.
+      const end = Date.now() + 1_200;
+      while (Date.now() < end);
+      const { connected } = await counted;
+      expect(connected).toBe(Math.min(burst, somaxconn + 1));
+      // And every one of them reaches the gate.
+      for (let i = 0; i < 100 && injected.length < connected; i++) await sleep(50);
+      expect(injected.length).toBeGreaterThanOrEqual(connected);
+    } finally {
+      dialer.kill();
+    }
+  });
 });
+
+/** Opens `burst` connections at once and reports how many completed within `windowMs`. */
+const DIALER = `
+import { connect } from 'node:net';
+process.once('message', ({ port, burst, windowMs }) => {
+  const until = Date.now() + windowMs;
+  const sockets = [];
+  let connected = 0;
+  for (let i = 0; i < burst; i++) {
+    const socket = connect(port, '127.0.0.1', () => { if (Date.now() < until) connected++; });
+    socket.on('error', () => {});
+    sockets.push(socket);
+  }
+  setTimeout(() => process.send({ connected }), windowMs);
+});
+process.send({ ready: true });
+`;

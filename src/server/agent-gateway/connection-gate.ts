@@ -1,5 +1,8 @@
 import { createServer, type Server, type Socket } from 'node:net';
 
+/** Node's own listen backlog. */
+const NODE_BACKLOG = 511;
+
 export interface ConnectionGateOptions {
   /** Connections between accept and `welcome` (TLS handshake, HTTP/2 set-up, hello) at once. */
   inFlight: number;
@@ -47,7 +50,11 @@ export class ConnectionGate {
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
-      server.listen({ host, port }, () => {
+      // The kernel's accept queue as deep as the gate's own (capped by net.core.somaxconn, 4096 by
+      // default): Node's default of 511 overflowed when a fleet redialled while the process was
+      // busy, and each connection dropped so waited for its client's SYN to be sent again, 1 s
+      // later, then 2, 4... (docs/workers.md, "Restarts under a full fleet").
+      server.listen({ host, port, backlog: Math.max(NODE_BACKLOG, this.options.queue) }, () => {
         server.off('error', reject);
         const address = server.address();
         resolve(typeof address === 'object' && address !== null ? address.port : port);
