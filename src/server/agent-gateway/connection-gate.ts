@@ -53,7 +53,7 @@ export class ConnectionGate {
       // The kernel's accept queue as deep as the gate's own (capped by net.core.somaxconn, 4096 by
       // default): Node's default of 511 overflowed when a fleet redialled while the process was
       // busy, and each connection dropped so waited for its client's SYN to be sent again, 1 s
-      // later, then 2, 4... (docs/workers.md, "Restarts under a full fleet").
+      // later, then 2, 4... (docs/workers.md, "The kernel's accept queue").
       server.listen({ host, port, backlog: Math.max(NODE_BACKLOG, this.options.queue) }, () => {
         server.off('error', reject);
         const address = server.address();
