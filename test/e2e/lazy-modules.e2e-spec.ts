@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +58,28 @@ describe('idle memory: modules loaded on first use, free memory given back', () 
     const started = loaded();
     expect(started.filter((path) => path.startsWith(BUNDLE)).length).toBeGreaterThan(0);
     expect(started.filter((path) => path.includes('/node_modules/') && !outside.test(path))).toEqual([]);
+  });
+
+  it('imports reflect-metadata first in every file of the bundle, before any decorator can run', () => {
+    const files = readdirSync(BUNDLE).filter((file) => file.endsWith('.mjs'));
+    expect(files.length).toBeGreaterThan(1);
+    for (const file of files) {
+      // The entry keeps its `#!` line above it.
+      const lines = readFileSync(join(BUNDLE, file), 'utf8').split('\n', 2);
+      const first = lines[0].startsWith('#!') ? lines[1] : lines[0];
+      expect([file, first]).toEqual([file, `import 'reflect-metadata';`]);
+    }
+  });
+
+  it('leaves no bundled package naming its files from the bundle instead of its own directory', () => {
+    // pino's transport worker, thread-stream's, grpc-js' admin .proto files: src/server/build/bundle-server.ts
+    const text = readdirSync(BUNDLE)
+      .filter((file) => file.endsWith('.mjs'))
+      .map((file) => readFileSync(join(BUNDLE, file), 'utf8'))
+      .join('\n');
+    expect(text).not.toMatch(/join\(__dirname,\s*"(worker\.js|lib)"/);
+    expect(text).not.toMatch(/\$\{__dirname\}\/\.\.\/\.\.\/proto/);
+    expect(text).toMatch(/join\(__dirname,\s*"(\.\.\/)+node_modules\/pino\/lib"\)/);
   });
 
   it('loads PGlite only on the embedded database', () => {

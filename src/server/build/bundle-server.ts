@@ -26,8 +26,8 @@ const outdir = join(dist, 'server', 'bundle');
 //   project's own import of it would be a second copy of the driver.
 // - reflect-metadata: Nest's decorators need it installed before they run. Bundled, it would be a
 //   CommonJS module run where it is first required, which with code split into chunks can come
-//   after a chunk whose decorators run on import; outside, it is an ES import at the top of each
-//   chunk that needs it, so it runs first.
+//   after a chunk whose decorators run on import; outside, the banner imports it first in every
+//   chunk, so it runs before any of them.
 // - Native add-ons (below), and the optional packages Nest and ssh2 try inside try/catch and do without
 //   (Nest's transports and its Fastify adapter's: the service runs on Express).
 const EXTERNAL = [
@@ -66,10 +66,12 @@ const ownModuleUrls: Plugin = {
 };
 
 /**
- * The same for packages that read files beside their modules through `__dirname`: grpc-health-check
- * loads its .proto from its own directory.
+ * The same for packages that name files beside their modules through `__dirname`: grpc-health-check
+ * loads its .proto from its own directory; pino and thread-stream start a transport's worker thread
+ * from their files, and grpc-js' channelz and ORCA load their .proto files (unused today: a pino
+ * `transport` or a grpc admin service would find them where they are).
  */
-const DIRNAME_PACKAGES = ['grpc-health-check'];
+const DIRNAME_PACKAGES = ['grpc-health-check', 'pino', 'thread-stream', '@grpc/grpc-js'];
 const packageDirnames: Plugin = {
   name: 'package-dirnames',
   setup(b) {
@@ -155,7 +157,10 @@ export async function bundleServer(): Promise<string> {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    banner: { js: ESM_BANNER },
+    // reflect-metadata before anything else in every chunk: tsc's `__metadata` helper does nothing
+    // where `Reflect.metadata` is missing, so a chunk whose decorators ran first would lose the
+    // design types Nest injects by, silently.
+    banner: { js: `import 'reflect-metadata';\n${ESM_BANNER}` },
     external: EXTERNAL,
     // Nest names providers, loggers and errors after their classes.
     keepNames: true,
