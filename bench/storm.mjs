@@ -72,8 +72,9 @@ const ms = (v) => (v === undefined || !Number.isFinite(v) ? '-' : v < 10 ? v.toF
 
 /**
  * The kernel's counters of connections dropped because a listener's accept queue was full, and of
- * SYNs sent again (a dropped connection's client retries after 1 s, then 2, 4, ...): machine-wide,
- * from /proc/net/netstat; nothing else on the machine listens under load while the bench runs.
+ * SYNs sent again (a dropped connection's client retries after 1 s, then 2, 4, ...): for the
+ * network namespace the bench runs in (/proc/net/netstat), which the service and the agents share;
+ * nothing else there listens under load while the bench runs.
  */
 function tcpDrops() {
   const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n');
@@ -393,7 +394,7 @@ function report(initial, rounds, startLoad) {
     'Seconds from the SIGTERM. "connects/s": welcomes over the time from the new process being ready (or the ' +
       'first welcome) to the last. hello→welcome: the attempt that succeeded. CPU in % of one core from ready to ' +
       'the last ack; "others": everything but the service, the agents, its PostgreSQL backends and the bench. ' +
-      "Accept queue overflows and SYN retransmits: the kernel's counters (machine-wide) from the SIGTERM to the last ack. " +
+      "Accept queue overflows and SYN retransmits: the kernel's counters (the bench's network namespace) from the SIGTERM to the last ack. " +
       "Agents loop delay: the simulated agents' event loop (they give a welcome up after " +
       `${AGENT_WELCOME_TIMEOUT_MS / 1000} s, as the real agent does; a loop far behind makes them the limit).`,
     '',
