@@ -19,7 +19,7 @@ services:
  * The agents' results of a batch move their jobs and their stacks in one transaction
  * (JobsRepository.finishMany with StacksService.finishingMany): no reader sees a job ended and its
  * stack not yet, and a stack write that fails leaves the jobs as they were (they then take the
- * single-job path). And the timeout sweep (JobSweeper, JobsRepository.forSweep), which acts on
+ * single-job path); so does a job that ends on its own (JobLifecycle.move). And the timeout sweep (JobSweeper, JobsRepository.forSweep), which acts on
  * dispatched, running and cancelling jobs only: a job back in the queue keeps its worker and its
  * last dispatch time, and waits there for its agent however long ago that dispatch was.
  */
@@ -91,6 +91,80 @@ describe('job results and their stacks commit together', () => {
     expect(moved).toHaveLength(1);
     expect(written).toMatchObject({ batch: [{ id: jobId }] });
     expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('failed');
+    expect((await api.get(`/stacks/${stackId}`)).body.status).toBe('failed');
+  });
+
+  /**
+   * Refuses, inside the database, any write that marks this stack `failed`: as a failed stack write
+   * or a crash between the job's write and its stack's would. Returns the undo.
+   */
+  async function refuseStackFailure(stackId: string): Promise<() => Promise<void>> {
+    const db = t.app.get(DataSource);
+    await db.query(`CREATE OR REPLACE FUNCTION refuse_stack_failure() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.status = 'failed' AND NEW.id::text = TG_ARGV[0] THEN
+          RAISE EXCEPTION 'stack write refused';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await db.query(
+      `CREATE TRIGGER refuse_stack_failure BEFORE UPDATE ON stacks FOR EACH ROW EXECUTE FUNCTION refuse_stack_failure('${stackId}')`,
+    );
+    return async () => {
+      await db.query('DROP TRIGGER refuse_stack_failure ON stacks');
+      await db.query('DROP FUNCTION refuse_stack_failure()');
+    };
+  }
+
+  // A job ended on its own (JobLifecycle.move: the operator's cancel and cleanup, the sweeper, an
+  // agent's result outside a batch) commits with its stack too.
+  for (const action of ['cancel', 'cleanup'] as const) {
+    it(`a ${action} whose stack write fails leaves the job and its stack as they were`, async () => {
+      const { stackId, jobId } = await queuedJob(`single-${action}`);
+      expect((await api.get(`/stacks/${stackId}`)).body.status).toBe('deploying');
+      const undo = await refuseStackFailure(stackId);
+      try {
+        const refused = await api.post(`/jobs/${jobId}/${action}`);
+        expect(refused.status).toBe(500);
+        expect(refused.headers['content-type']).toContain('application/problem+json');
+        // Without the shared transaction the job had ended here, its stack still `deploying`.
+        expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('queued');
+        expect((await api.get(`/stacks/${stackId}`)).body.status).toBe('deploying');
+      } finally {
+        await undo();
+      }
+      const done = await api.post(`/jobs/${jobId}/${action}`);
+      expect(done.status).toBe(200);
+      expect((await api.get(`/jobs/${jobId}`)).body.status).toBe(
+        action === 'cancel' ? 'cancelled' : 'failed',
+      );
+      expect((await api.get(`/stacks/${stackId}`)).body.status).toBe('failed');
+    });
+  }
+
+  it('a cancelled destroy sets its stack failed in the same transaction', async () => {
+    const token = await api.post('/join-tokens', { pre_approved: true });
+    const worker = await enrollAgent(t.url, token.body.token as string, 'destroy-node');
+    const created = await api.yaml('post', '/stacks', stackYaml('single-destroy'));
+    const stackId = created.body.id as string;
+    // Placed on a worker that is not connected: its destroy waits in the queue.
+    await t.app.get(DataSource).query(`UPDATE stacks SET worker_id = $2 WHERE id = $1`, [stackId, worker.id]);
+    const destroy = await api.delete(`/stacks/${stackId}`);
+    expect(destroy.status).toBe(202);
+    const jobId = destroy.body.id as string;
+    expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('queued');
+    const before = (await api.get(`/stacks/${stackId}`)).body.status as string;
+    expect(before).not.toBe('failed');
+    const undo = await refuseStackFailure(stackId);
+    try {
+      expect((await api.post(`/jobs/${jobId}/cancel`)).status).toBe(500);
+      expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('queued');
+      expect((await api.get(`/stacks/${stackId}`)).body.status).toBe(before);
+    } finally {
+      await undo();
+    }
+    expect((await api.post(`/jobs/${jobId}/cancel`)).status).toBe(200);
+    expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('cancelled');
     expect((await api.get(`/stacks/${stackId}`)).body.status).toBe('failed');
   });
 

@@ -175,15 +175,11 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
     const job = await this.repository.findById(event.job_id);
     if (!job || job.workerId !== workerId) return;
     const phase = event.phase as 'succeeded' | 'failed' | 'cancelled';
-    const moved = await this.lifecycle.transition(
-      job.id,
-      { type: phase },
-      finalPatch(event, job),
-      undefined,
-      job,
-    );
-    if (moved) await this.lifecycle.finished(moved.job, moved.from, true);
-    else await this.lifecycle.reachedNode(job);
+    const moved = await this.lifecycle.move(job.id, { type: phase }, finalPatch(event, job), {
+      known: job,
+      reachedNode: true,
+    });
+    if (!moved) await this.lifecycle.reachedNode(job);
   }
 }
 

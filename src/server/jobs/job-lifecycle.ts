@@ -6,7 +6,7 @@ import { CommandRelay } from '../agent-gateway/command-relay.js';
 import { METRIC } from '../metrics/metric-names.js';
 import type { JobEntity } from './entities/job.entity.js';
 import { JobEventWriter } from './job-event-writer.js';
-import type { JobEvent, JobState } from './job-state.js';
+import { isTerminal, type JobEvent, type JobState } from './job-state.js';
 import { JobsRepository } from './jobs.repository.js';
 
 /** What the stacks feature does when its jobs move; registered at start. */
@@ -18,12 +18,11 @@ export interface StackJobHooks {
   ): Promise<Map<string, { cpu: number; memory_bytes: number }>>;
   /** Jobs were placed on workers (their stacks had none yet): one call per dispatch round. */
   placed(jobs: JobEntity[]): Promise<void>;
-  /** A job of the stack reached a terminal status; `reachedNode` as for {@link reachedNode}. */
-  finished(job: JobEntity, reachedNode: boolean): Promise<void>;
   /**
-   * {@link finished} for jobs of different stacks that ended in one batch, in two parts: the
-   * stacks' writes inside the transaction that moved the jobs (through `manager`), then, after it
-   * committed, the rest, given what the first part answered.
+   * Jobs reached a terminal status (one job on its own, or jobs of different stacks that ended in
+   * one batch), in two parts: the stacks' writes inside the transaction that moved the jobs (through
+   * `manager`), then, after it committed, the rest, given what the first part answered.
+   * `reachedNode` as for {@link reachedNode}.
    */
   finishingMany(jobs: JobEntity[], reachedNode: boolean, manager: EntityManager): Promise<unknown>;
   finishedMany(jobs: JobEntity[], reachedNode: boolean, written: unknown): Promise<void>;
@@ -81,10 +80,29 @@ export class JobLifecycle {
     if (this.hooks) await this.hooks.reachedNode(job);
   }
 
-  /** Every single-job state change: the repository's conditional UPDATE, and a debug record of it. */
-  async transition(...args: Parameters<JobsRepository['transition']>): Promise<Moved> {
-    const moved = await this.repository.transition(...args);
-    if (moved) this.logTransition(moved.job, moved.from, args[1].type);
+  /**
+   * Every single-job state change: the repository's conditional UPDATE and, when the job ends, its
+   * stack's status ({@link StackJobHooks.finishingMany}) in the same transaction, so no reader sees
+   * a job ended while its stack is still `deploying`, and a failure or crash between the two cannot
+   * leave the stack so. After the commit: a debug record of the change and, for a job that ended,
+   * the rest of its bookkeeping ({@link finishedMany}: metrics, its log record, the stack's
+   * publishing, a dispatch round). Null when the event no longer applies (the job moved meanwhile).
+   */
+  async move(
+    id: string,
+    event: JobEvent,
+    patch: Parameters<JobsRepository['transition']>[2] = {},
+    options: { known?: JobEntity; reachedNode?: boolean } = {},
+  ): Promise<Moved> {
+    const reachedNode = options.reachedNode ?? false;
+    const { moved, written } = await this.repository.inTransaction(async (manager) => {
+      const moved = await this.repository.transition(id, event, patch, manager, options.known);
+      const ended = moved !== null && isTerminal(moved.job.status);
+      return { moved, written: ended ? await this.finishingMany([moved], reachedNode, manager) : undefined };
+    });
+    if (!moved) return null;
+    this.logTransition(moved.job, moved.from, event.type);
+    if (isTerminal(moved.job.status)) await this.finishedMany([moved], reachedNode, written);
     return moved;
   }
 
@@ -104,17 +122,15 @@ export class JobLifecycle {
     );
   }
 
-  /** Fails an unfinished job with `error`, then its bookkeeping; null when it had already moved on. */
-  async abort(job: JobEntity, error: string): Promise<Moved> {
-    const moved = await this.transition(job.id, { type: 'abort' }, { error, finishedAt: new Date() });
-    if (moved) await this.finished(moved.job, moved.from);
-    return moved;
+  /** Fails an unfinished job with `error`, with its bookkeeping; null when it had already moved on. */
+  abort(job: JobEntity, error: string): Promise<Moved> {
+    return this.move(job.id, { type: 'abort' }, { error, finishedAt: new Date() });
   }
 
   /** A dispatch nobody confirmed: back to the queue, or failed once its attempts are used up. */
   async requeue(job: JobEntity, reason: string): Promise<void> {
     const event: JobEvent = job.attempts >= job.maxAttempts ? { type: 'abort' } : { type: 'requeue' };
-    const moved = await this.transition(
+    const moved = await this.move(
       job.id,
       event,
       event.type === 'abort'
@@ -124,26 +140,18 @@ export class JobLifecycle {
           }
         : {},
     );
-    if (!moved) return;
-    if (moved.job.status === 'failed') await this.finished(moved.job, moved.from);
-    else {
-      this.logger.warn(
-        { job_id: job.id, job_type: job.type, worker_id: job.workerId, reason },
-        'job queued again',
-      );
-      this.queueChanged();
-    }
-  }
-
-  /** Metrics, the job's log record, and the stack's bookkeeping, once per terminal transition. */
-  async finished(job: JobEntity, from: JobState, reachedNode = false): Promise<void> {
-    this.recordEnd(job, from);
-    if (this.hooks) await this.hooks.finished(job, reachedNode);
+    if (!moved || isTerminal(moved.job.status)) return;
+    this.logger.warn(
+      { job_id: job.id, job_type: job.type, worker_id: job.workerId, reason },
+      'job queued again',
+    );
     this.queueChanged();
   }
 
-  /** {@link finished} for the jobs a batch statement moved: the stacks' bookkeeping together, one wake. */
-  /** The stacks' part of {@link finishedMany}, inside the transaction that moved the jobs. */
+  /**
+   * The stacks' part of a job's end inside the transaction that moved it (one statement for the
+   * jobs of a batch): what {@link finishedMany} completes after the commit.
+   */
   finishingMany(
     moved: { job: JobEntity; from: JobState }[],
     reachedNode: boolean,
@@ -158,6 +166,7 @@ export class JobLifecycle {
       : Promise.resolve(undefined);
   }
 
+  /** After the commit: metrics and the log record of each job, the stacks' remaining bookkeeping, one wake. */
   async finishedMany(
     moved: { job: JobEntity; from: JobState }[],
     reachedNode: boolean,

@@ -75,7 +75,7 @@ export class JobSweeper implements OnModuleInit, OnModuleDestroy {
         }
         const since = (job.startedAt ?? job.dispatchedAt)?.getTime();
         if (since !== undefined && now - since > job.timeoutMs) {
-          const moved = await this.lifecycle.transition(
+          const moved = await this.lifecycle.move(
             job.id,
             { type: 'abort' },
             {
@@ -83,10 +83,7 @@ export class JobSweeper implements OnModuleInit, OnModuleDestroy {
               finishedAt: new Date(),
             },
           );
-          if (moved) {
-            await this.lifecycle.sendCancel(moved.job, false);
-            await this.lifecycle.finished(moved.job, moved.from);
-          }
+          if (moved) await this.lifecycle.sendCancel(moved.job, false);
         }
       }
     } catch (err) {

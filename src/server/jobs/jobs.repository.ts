@@ -288,6 +288,11 @@ export class JobsRepository {
     return qb.getMany();
   }
 
+  /** Runs `work` in one transaction (JobLifecycle.move: a job and its stack commit together). */
+  inTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
+  }
+
   /**
    * Moves a job from the state it is in now, if `event` applies there: one conditional UPDATE, so of
    * two racing transitions exactly one wins. Returns the updated job, or null when the event does

@@ -160,7 +160,7 @@ export class JobsService {
       return (await this.repository.findById(job.id)) ?? job;
     }
     if (noWorkerNeeded) {
-      const done = await this.lifecycle.transition(
+      const done = await this.lifecycle.move(
         job.id,
         { type: 'nothing_to_do' },
         {
@@ -168,11 +168,7 @@ export class JobsService {
           finishedAt: new Date(),
         },
       );
-      if (done) {
-        await this.lifecycle.finished(done.job, done.from);
-        return done.job;
-      }
-      return job;
+      return done ? done.job : job;
     }
     this.logger.log(
       { job_id: job.id, job_type: job.type, stack_id: job.stackId, worker_id: job.workerId },
@@ -247,7 +243,7 @@ export class JobsService {
       await this.lifecycle.sendCancel(job, false);
       return { status: 202, job: view(job) };
     }
-    const moved = await this.lifecycle.transition(job.id, { type: 'cancel' }, (to) =>
+    const moved = await this.lifecycle.move(job.id, { type: 'cancel' }, (to) =>
       to === 'cancelled' ? { finishedAt: new Date() } : {},
     );
     if (!moved) {
@@ -256,10 +252,7 @@ export class JobsService {
       throw jobFinished(id, now.status);
     }
     await this.audit.record({ action: 'job.cancel_requested', owner: job.owner, target: job.id });
-    if (moved.job.status === 'cancelled') {
-      await this.lifecycle.finished(moved.job, moved.from);
-      return { status: 200, job: view(moved.job) };
-    }
+    if (moved.job.status === 'cancelled') return { status: 200, job: view(moved.job) };
     await this.lifecycle.sendCancel(moved.job, false);
     this.logger.log({ job_id: job.id, job_type: job.type, worker_id: job.workerId }, 'job cancelling');
     return { status: 202, job: view(moved.job) };

@@ -205,8 +205,9 @@ export class StacksRepository {
   }
 
   /**
-   * The end of a batch of provision jobs, one statement: each stack's status (`deployed` with the
-   * job's revision, or `failed`) and, with `reachedNode`, its last job. Returns the stacks found, as
+   * The end of jobs of different stacks (provisions, and destroys that did not succeed), one
+   * statement: each stack's status (`deployed` with the job's revision, or `failed`) and, with
+   * `reachedNode`, its last job. Returns the stacks found, as
    * they were before (locked first, so the previous revision is the one this write replaced).
    */
   async finishProvisions(

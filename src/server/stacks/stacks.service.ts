@@ -469,12 +469,10 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
   }
 
   /**
-   * {@link finished} for a batch of jobs of different stacks: the provision jobs' stacks in one
-   * statement, then their publishing; destroy jobs one by one.
-   */
-  /**
-   * The provision jobs' stacks, one statement inside the transaction that moved the jobs (each
-   * stack once: a second job of the same stack takes the single path after the commit).
+   * The stacks of jobs that ended (a batch of jobs of different stacks, or one job), one statement
+   * inside the transaction that moved the jobs: a provision's stack `deployed` or `failed`, a failed
+   * or cancelled destroy's stack `failed` (each stack once: a second job of the same stack takes the
+   * single path after the commit). A destroy that succeeded deletes its stack after the commit.
    */
   async finishingMany(
     jobs: JobEntity[],
@@ -483,7 +481,10 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
   ): Promise<FinishedProvisions> {
     const stacks = new Set<string>();
     const batch = jobs.filter(
-      (job) => job.type === 'provision' && !stacks.has(job.stackId) && stacks.add(job.stackId),
+      (job) =>
+        (job.type === 'provision' || job.status !== 'succeeded') &&
+        !stacks.has(job.stackId) &&
+        stacks.add(job.stackId),
     );
     const previous = await this.repository.finishProvisions(
       batch.map((job) => ({
