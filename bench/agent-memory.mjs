@@ -148,6 +148,9 @@ export async function agentMemoryBench() {
         ...JSON.parse(env.BENCH_MEMORY_SERVICE_ENV ?? '{}'),
       },
       '/health/ready',
+      60_000,
+      // E.g. '--optimize-for-size': V8 settings to compare.
+      (env.BENCH_MEMORY_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean),
     );
     const token = await adminToken(svc.url);
     const info = await json(`${svc.url}/api/v1/orchestrator/info`, { token });
