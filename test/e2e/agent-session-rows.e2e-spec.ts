@@ -10,10 +10,11 @@ import {
   type AgentIdentity,
 } from '../support/grpc-agent.js';
 
-// A replica renews the `agent_sessions` rows of the streams it holds every second. A row of its own
-// whose stream is gone (the release at the stream's end failed: the database out of reach, or too
-// busy when a whole fleet left at once) must not be renewed for ever, which would show the worker
-// connected through every replica for as long as this one runs: the renewal removes it.
+// A replica renews the `agent_sessions` rows of the streams it holds (each row once it is 2 s old,
+// looked at every second). A row of its own whose stream is gone (the release at the stream's end
+// failed: the database out of reach, or too busy when a whole fleet left at once) must not be
+// renewed for ever, which would show the worker connected through every replica for as long as
+// this one runs: the renewal removes it.
 
 describe("a replica's session row without a stream", () => {
   let t: TestApp;
@@ -63,14 +64,26 @@ describe("a replica's session row without a stream", () => {
        SELECT id, $2, owner, '127.0.0.1', '', '' FROM workers WHERE id = $1`,
       [agent.id, replica],
     );
-    // Several renewals later it is still there, renewed.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const [row] = await db.query<{ age_ms: number }[]>(
-      `SELECT extract(epoch FROM clock_timestamp() - seen_at) * 1000 AS age_ms FROM agent_sessions WHERE worker_id = $1`,
-      [agent.id],
-    );
+    const seenAt = async () =>
+      (
+        await db.query<{ seen_at: Date; age_ms: number }[]>(
+          `SELECT seen_at, extract(epoch FROM clock_timestamp() - seen_at) * 1000 AS age_ms
+             FROM agent_sessions WHERE worker_id = $1`,
+          [agent.id],
+        )
+      )[0];
+    const claimed = await seenAt();
+    // A row is renewed once it is 2 s old, not on every look (each second): after 1.2 s, a look
+    // or two later, it is as it was.
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect((await seenAt()).seen_at).toEqual(claimed.seen_at);
+    // Several renewals later it is still there, renewed: never older than about 3 s (not renewed,
+    // it would be 6 s old).
+    await new Promise((resolve) => setTimeout(resolve, 4800));
+    const row = await seenAt();
     expect(row).toBeDefined();
-    expect(Number(row.age_ms)).toBeLessThan(2500);
+    expect(row.seen_at.getTime()).toBeGreaterThan(claimed.seen_at.getTime());
+    expect(Number(row.age_ms)).toBeLessThan(4500);
     await db.query('DELETE FROM agent_sessions WHERE worker_id = $1', [agent.id]);
   });
 
