@@ -1,4 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { NodeMetricsRecorder } from '../../src/server/metric-store/node-metrics.js';
+import { FLUSH_SLICE_SERIES } from '../../src/server/metric-store/sample-buffer.js';
+import { MetricStoreService } from '../../src/server/metric-store/store/metric-store.service.js';
 import type { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { connectedAgent } from '../support/stacks.js';
@@ -65,5 +69,46 @@ describe('metric store sources', () => {
       .set('Authorization', auth)
       .expect(200);
     expect(view.body.metrics.memory_percent).toBeGreaterThan(0);
+  });
+
+  it('writes a large flush of node figures in slices, every sample stored', async () => {
+    // 1,200 workers' heartbeats: 4,800 series, more than two slices' worth.
+    const workers = Array.from({ length: 1200 }, () => randomUUID());
+    const at = Date.now();
+    const recorder = t.app.get(NodeMetricsRecorder);
+    const store = t.app.get(MetricStoreService);
+    const write = vi.spyOn(store, 'write');
+    try {
+      for (const id of workers)
+        recorder.record(
+          'default',
+          id,
+          'slice-node',
+          {
+            cpu_percent: 1,
+            memory_percent: 2,
+            disk_percent: 3,
+            containers_running: 4,
+          },
+          at,
+        );
+      await recorder.flush();
+      // The writes that carried these workers' series (the periodic flush may write others').
+      const ours = write.mock.calls
+        .map(([, series]) =>
+          series.filter((s) => s.labels.some((l) => l.name === 'worker' && l.value === 'slice-node')),
+        )
+        .filter((series) => series.length > 0);
+      expect(ours.length).toBeGreaterThan(1);
+      expect(ours.length).toBe(Math.ceil((workers.length * 4) / FLUSH_SLICE_SERIES));
+      for (const series of ours) expect(series.length).toBeLessThanOrEqual(FLUSH_SLICE_SERIES);
+      expect(ours.reduce((n, series) => n + series.length, 0)).toBe(workers.length * 4);
+    } finally {
+      write.mockRestore();
+    }
+    for (const name of ['stack_node_cpu_percent', 'stack_node_containers_running']) {
+      const [count] = await query(`count(${name}{worker="slice-node"})`);
+      expect(count.value[1]).toBe(String(workers.length));
+    }
   });
 });

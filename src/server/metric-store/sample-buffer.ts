@@ -5,8 +5,16 @@ import type { IncomingSeries, MetricStoreService } from './store/metric-store.se
 type Collected = IncomingSeries & { timestamps: number[]; values: number[] };
 
 /**
+ * Series per write at most. A write's series lookup, grouping and encoding run without a pause:
+ * at 10,000 agents one flush holds 20,000 series, which as one write kept the event loop from
+ * the agents' heartbeats for 150-200 ms every 5 s (their acks' p99 over 100 ms); in slices of this
+ * size each takes a tenth of that, and the database's answer to each lets the loop run between.
+ */
+export const FLUSH_SLICE_SERIES = 2_000;
+
+/**
  * Samples the service records itself (heartbeats, the agents' scrapes), held in memory by owner
- * and series and written as one batch per owner: one write per sample would be a row each. Holds
+ * and series and written in a few batches per owner: one write per sample would be a row each. Holds
  * at most `maxSamples`; past it new samples are dropped and counted until the next flush.
  */
 export class SampleBuffer {
@@ -39,8 +47,9 @@ export class SampleBuffer {
   }
 
   /**
-   * Writes what is held, one batch per owner (an owner's failed write does not keep the others'
-   * from theirs; the first failure is thrown after); answers how many samples were dropped meanwhile.
+   * Writes what is held, per owner in batches of at most FLUSH_SLICE_SERIES series, one after the
+   * other (a failed write does not keep the others from theirs; the first failure is thrown after);
+   * answers how many samples were dropped meanwhile.
    */
   async flush(store: MetricStoreService): Promise<number> {
     const taken = this.byOwner;
@@ -49,10 +58,13 @@ export class SampleBuffer {
     this.held = 0;
     this.dropped = 0;
     let failure: Error | undefined;
-    for (const [owner, series] of taken)
-      await store
-        .write(owner, [...series.values()])
-        .catch((err: unknown) => (failure ??= err instanceof Error ? err : new Error(String(err))));
+    for (const [owner, series] of taken) {
+      const all = [...series.values()];
+      for (let from = 0; from < all.length; from += FLUSH_SLICE_SERIES)
+        await store
+          .write(owner, all.slice(from, from + FLUSH_SLICE_SERIES))
+          .catch((err: unknown) => (failure ??= err instanceof Error ? err : new Error(String(err))));
+    }
     if (failure !== undefined) throw failure;
     return dropped;
   }
