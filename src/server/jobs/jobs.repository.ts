@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager, Repository } from 'typeorm';
 import { Batcher, AGENT_GATHERING } from '../common/batcher.js';
 import type { Cursor } from '../common/pagination.js';
-import { textArray, uuidArray } from '../database/array-literals.js';
+import { LiteralMemo, textArray, uuidArray } from '../database/array-literals.js';
 import { dateOrNull, dateValue, jsonValue } from '../database/row-values.js';
 import type { AuditEventEntity } from '../audit/entities/audit-event.entity.js';
 import type { StackStatus } from '../../contracts/api/stacks.js';
@@ -145,6 +145,13 @@ export class JobsRepository {
    * after a restart).
    */
   private readonly agentJobReads: Batcher<string, JobEntity[]>;
+
+  /** claimPlaced's array parameters, rebuilt only when the live workers change. */
+  private readonly claimLiterals = {
+    liveIds: new LiteralMemo(uuidArray),
+    liveOwners: new LiteralMemo(textArray),
+    connected: new LiteralMemo(uuidArray),
+  };
 
   constructor(private readonly dataSource: DataSource) {
     this.repo = dataSource.getRepository(JobEntity);
@@ -400,11 +407,11 @@ export class JobsRepository {
     now: Date,
   ): Promise<{ jobs: JobEntity[]; others: boolean }> {
     const rows = await this.dataSource.query<(JobRow & { others: boolean })[]>(CLAIM_PLACED, [
-      uuidArray(live.ids),
-      textArray(live.owners),
+      this.claimLiterals.liveIds.of(live.ids),
+      this.claimLiterals.liveOwners.of(live.owners),
       limit,
       now.toISOString(),
-      uuidArray(connectedWorkers),
+      this.claimLiterals.connected.of(connectedWorkers),
     ]);
     const jobs = rows
       .filter((r) => r.id !== null)
