@@ -25,7 +25,7 @@ const STACK_WITH_DEFINITION = prepared(`SELECT ${STACK_COLUMNS}, r.definition
 const STATUS_WHILE_ACTIVE = prepared(`UPDATE stacks SET status = $2, updated_at = now()
         WHERE id = $1 AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = $3
                                    AND jobs.status IN ('queued', 'dispatched', 'running', 'cancelling'))`);
-const FINISH_PROVISIONS = prepared(`WITH u AS (
+const FINISH_STACKS = prepared(`WITH u AS (
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::int[]) AS u (stack_id, job_id, succeeded, revision)
        ), old AS (
          SELECT s.id, s.owner, s.name, s.deployed_revision FROM stacks s JOIN u ON u.stack_id = s.id FOR UPDATE OF s
@@ -210,7 +210,7 @@ export class StacksRepository {
    * `reachedNode`, its last job. Returns the stacks found, as
    * they were before (locked first, so the previous revision is the one this write replaced).
    */
-  async finishProvisions(
+  async finishStacks(
     rows: { stackId: string; jobId: string; succeeded: boolean; revision: number }[],
     reachedNode: boolean,
     manager: EntityManager = this.dataSource.manager,
@@ -218,7 +218,7 @@ export class StacksRepository {
     if (rows.length === 0) return new Map();
     const [updated] = await manager.query<
       [{ id: string; owner: string; name: string; deployed_revision: number | null }[], number]
-    >(FINISH_PROVISIONS, [
+    >(FINISH_STACKS, [
       rows.map((r) => r.stackId),
       rows.map((r) => r.jobId),
       rows.map((r) => r.succeeded),

@@ -45,8 +45,8 @@ import {
 } from './stacks.errors.js';
 import { isNameConflict, StacksRepository } from './stacks.repository.js';
 
-/** What {@link StacksService.finishingMany} wrote: the provision jobs it took, their stacks as they were. */
-interface FinishedProvisions {
+/** What {@link StacksService.finishingMany} wrote: the jobs it took, their stacks as they were. */
+interface FinishedStacks {
   batch: JobEntity[];
   previous: Map<string, FinishedStack>;
 }
@@ -436,7 +436,11 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     await this.repository.update(job.stackId, { lastJobId: job.id });
   }
 
-  async finished(job: JobEntity, reachedNode: boolean): Promise<void> {
+  /**
+   * A job's stack on its own, after the commit: a destroy that succeeded (the stack goes), or a
+   * second job of a stack already written in the same batch.
+   */
+  private async finished(job: JobEntity, reachedNode: boolean): Promise<void> {
     const stack = await this.repository.findById(job.stackId);
     if (!stack) return;
     const lastJob = reachedNode ? { lastJobId: job.id } : {};
@@ -478,7 +482,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     jobs: JobEntity[],
     reachedNode: boolean,
     manager: EntityManager,
-  ): Promise<FinishedProvisions> {
+  ): Promise<FinishedStacks> {
     const stacks = new Set<string>();
     const batch = jobs.filter(
       (job) =>
@@ -486,7 +490,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
         !stacks.has(job.stackId) &&
         stacks.add(job.stackId),
     );
-    const previous = await this.repository.finishProvisions(
+    const previous = await this.repository.finishStacks(
       batch.map((job) => ({
         stackId: job.stackId,
         jobId: job.id,
@@ -502,7 +506,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
   /** After the commit: publishing for the stacks written, and the single path for the rest. */
   async finishedMany(jobs: JobEntity[], reachedNode: boolean, written: unknown): Promise<void> {
     // What finishingMany answered in the same batch's transaction (JobLifecycle passes it on).
-    const { batch, previous } = written as FinishedProvisions;
+    const { batch, previous } = written as FinishedStacks;
     for (const job of batch) {
       const stack = previous.get(job.stackId);
       if (stack && job.status === 'succeeded') await this.publishing.finished(job, stack);
