@@ -33,7 +33,9 @@ if (file) {
 
 // With BENCH_PROBE_PROFILE_DIR set, SIGUSR2 starts a CPU profile and the next SIGUSR2 writes it
 // there (`<n>.cpuprofile`, for Chrome DevTools or bench/cpuprofile-top.mjs): the bench profiles
-// the measured windows only, not start-up, enrollment or connection.
+// the measured windows only, not start-up, enrollment or connection. With BENCH_PROBE_ALLOCATIONS=1
+// as well, the same window's allocations are sampled too (`<n>.heapprofile`, every 32 KiB allocated,
+// collected objects included: where the garbage collector's work comes from).
 const profileDir = process.env.BENCH_PROBE_PROFILE_DIR;
 if (profileDir) {
   const { Session } = await import('node:inspector');
@@ -45,6 +47,8 @@ if (profileDir) {
       session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
     );
   await post('Profiler.enable');
+  const allocations = process.env.BENCH_PROBE_ALLOCATIONS === '1';
+  if (allocations) await post('HeapProfiler.enable');
   let running = false;
   let count = 0;
   process.on('SIGUSR2', () => {
@@ -52,11 +56,21 @@ if (profileDir) {
       if (!running) {
         running = true;
         await post('Profiler.start');
+        if (allocations)
+          await post('HeapProfiler.startSampling', {
+            samplingInterval: 32 * 1024,
+            includeObjectsCollectedByMajorGC: true,
+            includeObjectsCollectedByMinorGC: true,
+          });
         return;
       }
       running = false;
       const { profile } = await post('Profiler.stop');
       writeFileSync(`${profileDir}/${++count}.cpuprofile`, JSON.stringify(profile));
+      if (allocations) {
+        const { profile: heap } = await post('HeapProfiler.stopSampling');
+        writeFileSync(`${profileDir}/${count}.heapprofile`, JSON.stringify(heap));
+      }
     })();
   });
 }

@@ -55,6 +55,8 @@ const PROBE_MODULE = new URL('./agents-probe.mjs', import.meta.url).pathname;
 const SCRAPE_S = Number(env.BENCH_AGENT_SCRAPE_S ?? 0);
 /** When set, the service's CPU is profiled during each measured window, into this directory. */
 const PROFILE_DIR = env.BENCH_AGENT_PROFILE_DIR;
+/** With a profile directory: sample the windows' allocations too (`service-<step>.heapprofile`). */
+const ALLOCATIONS = PROFILE_DIR !== undefined && env.BENCH_AGENT_ALLOCATIONS === '1';
 /** When set, every window's slow acks and probe lines are written there as JSON (diagnosis). */
 const DUMP = env.BENCH_AGENT_DUMP;
 /** Acks for heartbeats sent inside a window may arrive this long after it closes. */
@@ -228,6 +230,11 @@ async function toggleProfile(pid, stopLabel) {
   while (!existsSync(file)) await sleep(100);
   await sleep(500);
   renameSync(file, join(PROFILE_DIR, `service-${stopLabel}.cpuprofile`));
+  if (!ALLOCATIONS) return;
+  const heap = join(PROFILE_DIR, `${profiles}.heapprofile`);
+  while (!existsSync(heap)) await sleep(100);
+  await sleep(500);
+  renameSync(heap, join(PROFILE_DIR, `service-${stopLabel}.heapprofile`));
 }
 
 async function connectStep(url, loads, sampler, identities, label) {
@@ -413,6 +420,7 @@ export async function agentsBench() {
         ...serviceEnv({ databaseUrl: pgDatabaseUrl(database), dataDir, heartbeat: HEARTBEAT }),
         ...(probeFile ? { BENCH_PROBE_FILE: probeFile } : {}),
         ...(PROFILE_DIR ? { BENCH_PROBE_PROFILE_DIR: PROFILE_DIR } : {}),
+        ...(ALLOCATIONS ? { BENCH_PROBE_ALLOCATIONS: '1' } : {}),
         NODE_OPTIONS: [PROBE ? `--import=${PROBE_MODULE}` : '', SERVICE_NODE_OPTIONS ?? ''].join(' ').trim(),
       },
       '/health/ready',

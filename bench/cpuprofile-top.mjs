@@ -1,8 +1,35 @@
 // `node bench/cpuprofile-top.mjs <file.cpuprofile> [rows]`: where a V8 CPU profile's time went,
 // as self time per package (or Node internals, GC, idle) and per function, in % of the profile's
-// wall time (so "(idle)" is the event loop waiting).
-import { readFileSync } from 'node:fs';
+// wall time (so "(idle)" is the event loop waiting). Given a `.heapprofile` (sampled allocations,
+// bench/agents-probe.mjs), the bytes allocated per function, and per the nearest function of the
+// service on the stack (what a library allocated on the service's behalf counts for its caller).
+import { existsSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { table } from './lib.mjs';
+
+// A frame of the bundle (`dist/server/bundle/*.mjs`) is named by the source it came from, through
+// the bundle's source map: `src/server/...ts:line` rather than a line of the bundle.
+const maps = new Map();
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+function original(f) {
+  if (!f.url.startsWith('file://') || !f.url.includes('/bundle/')) return f;
+  if (!maps.has(f.url)) {
+    const file = `${fileURLToPath(f.url)}.map`;
+    maps.set(f.url, existsSync(file) ? new SourceMap(JSON.parse(readFileSync(file, 'utf8'))) : null);
+  }
+  const entry = maps.get(f.url)?.findEntry(f.lineNumber, f.columnNumber);
+  if (!entry?.originalSource) return f;
+  // The service's own sources are under src/; a library's map may name paths that do not exist
+  // (TypeORM's), which count as that library's.
+  const resolved = resolve(dirname(fileURLToPath(f.url)), entry.originalSource);
+  const own = resolved.startsWith(`${REPO}/src/`) && existsSync(resolved);
+  const url = own
+    ? `file:///dist/${resolved.slice(REPO.length + 1)}`
+    : `file:///node_modules/${resolved.includes('/node_modules/') ? resolved.slice(resolved.lastIndexOf('/node_modules/') + 14) : `(bundled)/${entry.originalSource.replace(/^(\.\.\/)+/, '')}`}`;
+  return { ...f, url, lineNumber: entry.originalLine };
+}
 
 export function summarise(profile, rows = 20) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -17,7 +44,7 @@ export function summarise(profile, rows = 20) {
   const byFunction = new Map();
   const byPackage = new Map();
   for (const [id, us] of self) {
-    const { callFrame: f } = byId.get(id);
+    const f = original(byId.get(id).callFrame);
     const where = f.url ? `${shortUrl(f.url)}:${f.lineNumber + 1}` : '';
     const fn = `${f.functionName || '(anonymous)'} ${where}`.trim();
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
@@ -53,7 +80,39 @@ function packageOf(f) {
   return shortUrl(f.url);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+export function summariseAllocations(profile, rows = 20) {
+  const self = new Map();
+  const byCaller = new Map();
+  let total = 0;
+  const walk = (node, caller) => {
+    const f = original(node.callFrame);
+    const fn =
+      `${f.functionName || '(anonymous)'} ${f.url ? `${shortUrl(f.url)}:${f.lineNumber + 1}` : ''}`.trim();
+    const mine = f.url.includes('/dist/') && !f.url.includes('node_modules/') ? fn : caller;
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      self.set(fn, (self.get(fn) ?? 0) + node.selfSize);
+      const c = mine ?? '(outside the service)';
+      byCaller.set(c, (byCaller.get(c) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children ?? []) walk(child, mine);
+  };
+  walk(profile.head, undefined);
+  const top = (map) =>
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, rows)
+      .map(([k, bytes]) => [k, ((bytes / total) * 100).toFixed(1), (bytes / 2 ** 20).toFixed(1)]);
+  return { mib: total / 2 ** 20, functions: top(self), callers: top(byCaller) };
+}
+
+if (import.meta.url === `file://${process.argv[1]}` && process.argv[2]?.endsWith('.heapprofile')) {
+  const [file, rows = '20'] = process.argv.slice(2);
+  const s = summariseAllocations(JSON.parse(readFileSync(file, 'utf8')), Number(rows));
+  console.log(`${file}: ${s.mib.toFixed(0)} MiB allocated (sampled)\n`);
+  console.log(table('Allocated by function', ['function', '% of bytes', 'MiB'], s.functions));
+  console.log(table('Allocated on behalf of', ['service function', '% of bytes', 'MiB'], s.callers));
+} else if (import.meta.url === `file://${process.argv[1]}`) {
   const [file, rows = '20'] = process.argv.slice(2);
   const s = summarise(JSON.parse(readFileSync(file, 'utf8')), Number(rows));
   console.log(`${file}: ${s.seconds.toFixed(1)} s profiled\n`);
