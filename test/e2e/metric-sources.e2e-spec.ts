@@ -111,4 +111,39 @@ describe('metric store sources', () => {
       expect(count.value[1]).toBe(String(workers.length));
     }
   });
+
+  it("keeps each heartbeat's samples, and labels them with the worker's name at the time", async () => {
+    // The recorder builds a worker's label sets once; a renamed worker gets new ones.
+    const recorder = t.app.get(NodeMetricsRecorder);
+    const id = randomUUID();
+    const figures = (cpu: number) => ({
+      cpu_percent: cpu,
+      memory_percent: 1,
+      disk_percent: 1,
+      containers_running: 0,
+    });
+    const at = Date.now() - 60_000;
+    recorder.record('default', id, 'before-rename', figures(10), at);
+    recorder.record('default', id, 'before-rename', figures(20), at + 1_000);
+    await recorder.flush();
+    recorder.record('default', id, 'after-rename', figures(30), at + 2_000);
+    await recorder.flush();
+    const range = async (worker: string) =>
+      (
+        await t.http
+          .get(
+            `/prometheus/api/v1/query_range?query=${encodeURIComponent(
+              `stack_node_cpu_percent{worker_id="${id}",worker="${worker}"}`,
+            )}&start=${(at - 500) / 1000}&end=${(at + 2_500) / 1000}&step=0.5`,
+          )
+          .set('Authorization', auth)
+          .expect(200)
+      ).body.data.result as { values: [number, string][] }[];
+    const before = await range('before-rename');
+    expect(before).toHaveLength(1);
+    expect(new Set(before[0].values.map(([, v]) => v))).toEqual(new Set(['10', '20']));
+    const after = await range('after-rename');
+    expect(after).toHaveLength(1);
+    expect(after[0].values.map(([, v]) => v)).toContain('30');
+  });
 });

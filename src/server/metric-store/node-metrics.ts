@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { every } from '../common/periodic.js';
-import { labelsFromRecord } from './labels.js';
+import { labelsFromRecord, labelsKey } from './labels.js';
 import { SampleBuffer } from './sample-buffer.js';
+import type { LabelSet } from './series.js';
 import { MetricStoreService } from './store/metric-store.service.js';
 
 /** A heartbeat's node figures (the worker view's `metrics`). */
@@ -42,6 +43,16 @@ export interface ServiceFigures {
 }
 
 const FLUSH_EVERY_MS = 5_000;
+/** A worker's label sets are forgotten after this many flushes without a heartbeat (a minute). */
+const FORGET_AFTER_FLUSHES = 12;
+
+/** The node series of one worker, built once rather than at each heartbeat. */
+interface WorkerSeries {
+  worker: string;
+  series: { field: keyof NodeFigures; labels: LabelSet; key: string }[];
+  /** The flush count when it was last used. */
+  used: number;
+}
 /** Samples held at most between flushes (25,000 heartbeats); beyond it they are dropped (and counted). */
 const MAX_PENDING_SAMPLES = 100_000;
 
@@ -56,6 +67,12 @@ export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDest
   private readonly logger = new Logger('metric-store');
   private readonly buffer = new SampleBuffer(MAX_PENDING_SAMPLES);
   private timer: NodeJS.Timeout | undefined;
+  /**
+   * Each heartbeating worker's label sets and keys: at 10,000 agents, building them at every
+   * heartbeat (1,000 a second) was a fifth of what the service allocated (docs/benchmarks.md).
+   */
+  private readonly workers = new Map<string, WorkerSeries>();
+  private flushes = 0;
 
   constructor(private readonly store: MetricStoreService) {}
 
@@ -69,10 +86,21 @@ export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDest
   }
 
   record(owner: string, workerId: string, worker: string, figures: NodeFigures, at = Date.now()): void {
-    for (const [field, name] of Object.entries(NODE_SERIES) as [keyof NodeFigures, string][]) {
-      const labels = labelsFromRecord({ __name__: name, worker_id: workerId, worker });
-      this.buffer.add(owner, labels, at, figures[field]);
+    let known = this.workers.get(workerId);
+    if (known === undefined || known.worker !== worker) {
+      known = {
+        worker,
+        series: (Object.entries(NODE_SERIES) as [keyof NodeFigures, string][]).map(([field, name]) => {
+          const labels = labelsFromRecord({ __name__: name, worker_id: workerId, worker });
+          return { field, labels, key: labelsKey(labels) };
+        }),
+        used: this.flushes,
+      };
+      this.workers.set(workerId, known);
     }
+    known.used = this.flushes;
+    for (const { field, labels, key } of known.series)
+      this.buffer.addKeyed(owner, key, labels, at, figures[field]);
   }
 
   /** A state report's services of one worker. */
@@ -90,6 +118,9 @@ export class NodeMetricsRecorder implements OnApplicationBootstrap, OnModuleDest
 
   /** Writes what was recorded since the last flush. */
   async flush(): Promise<void> {
+    const flushes = ++this.flushes;
+    for (const [workerId, known] of this.workers)
+      if (flushes - known.used > FORGET_AFTER_FLUSHES) this.workers.delete(workerId);
     const dropped = await this.buffer.flush(this.store);
     if (dropped > 0) this.logger.warn({ dropped }, 'node metrics dropped: the store fell behind');
   }

@@ -31,13 +31,17 @@ export class SampleBuffer {
 
   /** Adds one sample of a canonical label set; false when the buffer is full (counted). */
   add(owner: string, labels: LabelSet, timestamp: number, value: number): boolean {
+    return this.addKeyed(owner, labelsKey(labels), labels, timestamp, value);
+  }
+
+  /** As `add`, with the label set's key (`labelsKey(labels)`) already known. */
+  addKeyed(owner: string, key: string, labels: LabelSet, timestamp: number, value: number): boolean {
     if (this.held >= this.maxSamples) {
       this.dropped++;
       return false;
     }
     let series = this.byOwner.get(owner);
     if (series === undefined) this.byOwner.set(owner, (series = new Map<string, Collected>()));
-    const key = labelsKey(labels);
     let s = series.get(key);
     if (s === undefined) series.set(key, (s = { key, labels, timestamps: [], values: [] }));
     s.timestamps.push(Math.round(timestamp));
