@@ -185,6 +185,43 @@ describe('metric store storage', () => {
     expect(backfill.stored).toBe(1);
   });
 
+  it("merges a series named twice in one write, and drops an ordered series' too-old start", async () => {
+    const twice = { __name__: 'twice', job: 'w' };
+    const ordered = { __name__: 'ordered', job: 'w' };
+    const result = await store.write(
+      'default',
+      [
+        series(twice, [
+          [NOW - 2_000, 1],
+          [NOW, 2],
+        ]),
+        // Ascending, its first two samples beyond retention: only those are dropped.
+        series(ordered, [
+          [NOW - 4 * 86_400_000, 1],
+          [NOW - 3 * 86_400_000, 2],
+          [NOW - 1_000, 3],
+          [NOW, 4],
+        ]),
+        // The same series again: its parts are merged, the later part winning at NOW.
+        series(twice, [
+          [NOW - 1_000, 3],
+          [NOW, 4],
+        ]),
+      ],
+      NOW,
+    );
+    expect(result).toEqual({ stored: 5, outOfOrder: 0, tooOld: 2 });
+    expect(pairs((await read('default', 'twice'))[0])).toEqual([
+      [NOW - 2_000, 1],
+      [NOW - 1_000, 3],
+      [NOW, 4],
+    ]);
+    expect(pairs((await read('default', 'ordered'))[0])).toEqual([
+      [NOW - 1_000, 3],
+      [NOW, 4],
+    ]);
+  });
+
   it('keeps owners apart: the same series name of another owner is another series', async () => {
     await store.write('acme', [series({ __name__: 'up_total', job: 'a' }, [[NOW, 12345.678]])], NOW);
     expect(pairs((await read('acme', 'up_total'))[0])).toEqual([[NOW, 12345.678]]);

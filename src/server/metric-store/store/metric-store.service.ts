@@ -49,33 +49,48 @@ export class MetricStoreService {
     const oldest = now - this.config.metrics.retentionMs;
     const window = this.config.metrics.outOfOrderWindowMs;
     const result: WriteResult = { stored: 0, outOfOrder: 0, tooOld: 0 };
-    const groups = new Map<number, { t: number; v: number }[]>();
-    series.forEach((s, i) => {
-      const list = groups.get(ids[i]) ?? [];
-      for (let j = 0; j < s.timestamps.length; j++) list.push({ t: s.timestamps[j], v: s.values[j] });
-      groups.set(ids[i], list);
-    });
     const batch: BatchGroup[] = [];
-    for (const [seriesId, list] of groups) {
+    const keep = (seriesId: number, timestamps: Float64Array, values: Float64Array) => {
+      const floor = Math.max(oldest, (this.newest.get(seriesId) ?? -Infinity) - window);
+      let from = 0;
+      // Ascending: what is below the floor is a prefix.
+      while (from < timestamps.length && timestamps[from] < floor) {
+        if (timestamps[from] < oldest) result.tooOld++;
+        else result.outOfOrder++;
+        from++;
+      }
+      if (from === timestamps.length) return;
+      batch.push({
+        seriesId,
+        timestamps: from === 0 ? timestamps : timestamps.subarray(from),
+        values: from === 0 ? values : values.subarray(from),
+      });
+      result.stored += timestamps.length - from;
+    };
+    // Most writes (heartbeats, scrapes, remote write) carry each series once, its samples in
+    // order: copied as they are. Otherwise a series' parts are merged and sorted first.
+    const once = new Set(ids).size === ids.length;
+    const merged = new Map<number, { t: number; v: number }[]>();
+    series.forEach((s, i) => {
+      if (once && ascending(s.timestamps)) {
+        keep(ids[i], Float64Array.from(s.timestamps), Float64Array.from(s.values));
+        return;
+      }
+      const list = merged.get(ids[i]) ?? [];
+      for (let j = 0; j < s.timestamps.length; j++) list.push({ t: s.timestamps[j], v: s.values[j] });
+      merged.set(ids[i], list);
+    });
+    for (const [seriesId, list] of merged) {
       // Sorted by time, the later of equal timestamps kept (Array.prototype.sort is stable).
       list.sort((a, b) => a.t - b.t);
-      const floor = Math.max(oldest, (this.newest.get(seriesId) ?? -Infinity) - window);
       const timestamps: number[] = [];
       const values: number[] = [];
       for (let j = 0; j < list.length; j++) {
-        const { t, v } = list[j];
-        if (j + 1 < list.length && list[j + 1].t === t) continue;
-        if (t < floor) {
-          if (t < oldest) result.tooOld++;
-          else result.outOfOrder++;
-          continue;
-        }
-        timestamps.push(t);
-        values.push(v);
+        if (j + 1 < list.length && list[j + 1].t === list[j].t) continue;
+        timestamps.push(list[j].t);
+        values.push(list[j].v);
       }
-      if (timestamps.length === 0) continue;
-      batch.push({ seriesId, timestamps: Float64Array.from(timestamps), values: Float64Array.from(values) });
-      result.stored += timestamps.length;
+      keep(seriesId, Float64Array.from(timestamps), Float64Array.from(values));
     }
     await this.samples.append(owner, batch);
     this.stored.inc(result.stored);
@@ -153,4 +168,10 @@ export class MetricStoreService {
         : [{ labels: s.labels, timestamps: found.timestamps, values: found.values }];
     });
   }
+}
+
+/** Strictly ascending (no two samples at one time). */
+function ascending(timestamps: ArrayLike<number>): boolean {
+  for (let i = 1; i < timestamps.length; i++) if (!(timestamps[i] > timestamps[i - 1])) return false;
+  return true;
 }
