@@ -400,6 +400,15 @@ export class JobsRepository {
    * tells whether queued jobs remain that need `claim` (without a worker yet, or for a connected
    * worker not live for their owner), as of the statement's start.
    */
+  /** Whether any job of any owner is queued (the `jobs_queue` index). */
+  async anyQueued(): Promise<boolean> {
+    const [row] = await this.dataSource.query<{ queued: boolean }[]>(
+      prepared(`SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'queued') AS queued`),
+      [],
+    );
+    return row.queued === true;
+  }
+
   async claimPlaced(
     limit: number,
     live: { ids: string[]; owners: string[] },
