@@ -57,11 +57,29 @@ export interface AgentMonitoringHandler {
 
 type Stream = ServerDuplexStream<AgentMessage, ServerMessage>;
 
+/** A set of worker ids in brief: see `AgentSessions.fingerprint`. */
+export interface IdsFingerprint {
+  count: number;
+  head: number;
+  tail: number;
+}
+
+/**
+ * A worker id's first and last 32 bits (8 hex digits each) as signed integers, as PostgreSQL's
+ * `('x' || left(id::text, 8))::bit(32)::int` reads them. Sums of up to 2^21 of them stay exact.
+ */
+export function idBits(id: string): [number, number] {
+  return [parseInt(id.slice(0, 8), 16) | 0, parseInt(id.slice(-8), 16) | 0];
+}
+
 /** The live agent streams of this replica, one per worker. */
 @Injectable()
 export class AgentSessions {
   private readonly logger = new Logger('agent-gateway');
   private readonly streams = new Map<string, Stream>();
+  /** The sums of the stream ids' first and last 32 bits (`idBits`), kept as streams come and go. */
+  private head = 0;
+  private tail = 0;
   private handler: AgentEventsHandler | undefined;
   private readonly workHandlers: AgentWorkHandler[] = [];
   private readonly stateHandlers: AgentStateHandler[] = [];
@@ -129,14 +147,14 @@ export class AgentSessions {
   /** Takes the worker's stream; an older stream of the same worker is closed. */
   register(workerId: string, stream: Stream): void {
     const previous = this.streams.get(workerId);
-    this.streams.set(workerId, stream);
+    this.put(workerId, stream);
     if (previous && previous !== stream) this.end(previous, 'replaced by a newer connection', workerId);
   }
 
   /** Forgets the stream if it is still the worker's current one; true when it was. */
   unregister(workerId: string, stream: Stream): boolean {
     if (this.streams.get(workerId) !== stream) return false;
-    this.streams.delete(workerId);
+    this.drop(workerId);
     return true;
   }
 
@@ -152,7 +170,7 @@ export class AgentSessions {
   close(workerId: string, reason: string): void {
     const stream = this.streams.get(workerId);
     if (!stream) return;
-    this.streams.delete(workerId);
+    this.drop(workerId);
     this.end(stream, reason, workerId);
     // The workers feature closes streams itself (deletion, revocation): the others are told.
     this.notifyGone(workerId);
@@ -166,7 +184,7 @@ export class AgentSessions {
   handOver(workerId: string, reason: string): void {
     const stream = this.streams.get(workerId);
     if (!stream) return;
-    this.streams.delete(workerId);
+    this.drop(workerId);
     this.end(stream, reason, workerId);
     this.disconnected(workerId);
   }
@@ -183,9 +201,38 @@ export class AgentSessions {
     return [...this.streams.keys()];
   }
 
+  /** The ids of the streams held now, without a copy (not to be held across an await). */
+  ids(): IterableIterator<string> {
+    return this.streams.keys();
+  }
+
+  /**
+   * The streams' ids summed up: how many, and the sums of their first and last 32 bits. Equal to
+   * `idsFingerprint` of a set of ids, the set is these streams' (SessionDirectory's check of its rows).
+   */
+  fingerprint(): IdsFingerprint {
+    return { count: this.streams.size, head: this.head, tail: this.tail };
+  }
+
+  private put(workerId: string, stream: Stream): void {
+    if (!this.streams.has(workerId)) {
+      const [head, tail] = idBits(workerId);
+      this.head += head;
+      this.tail += tail;
+    }
+    this.streams.set(workerId, stream);
+  }
+
+  private drop(workerId: string): void {
+    if (!this.streams.delete(workerId)) return;
+    const [head, tail] = idBits(workerId);
+    this.head -= head;
+    this.tail -= tail;
+  }
+
   closeAll(reason: string): void {
     for (const [workerId, stream] of this.streams) {
-      this.streams.delete(workerId);
+      this.drop(workerId);
       this.end(stream, reason, workerId);
     }
   }

@@ -3,10 +3,11 @@ import { DataSource } from 'typeorm';
 import { IDENTITY_REVOKED } from '../../contracts/agent-protocol/index.js';
 import { Batcher, AGENT_GATHERING } from '../common/batcher.js';
 import { uuidArray } from '../database/array-literals.js';
+import { prepared } from '../database/prepared-statements.js';
 import { Leases } from '../common/leases.js';
 import { every } from '../common/periodic.js';
 import { SecretBox } from '../common/secret-box.js';
-import { AgentSessions } from './agent-sessions.js';
+import { AgentSessions, idBits, type IdsFingerprint } from './agent-sessions.js';
 
 /** The holder looks at its sessions this often... */
 const RENEW_MS = 1_000;
@@ -45,6 +46,64 @@ interface SessionRow {
 const probeKeyContext = (workerId: string): string => `probe-key:${workerId}`;
 
 /**
+ * The directory's entries, which keep their own replica's entries summed up as
+ * `AgentSessions.fingerprint` sums its streams, and the ids of the other replicas' entries: what
+ * the renewal compares and replaces each second without a pass over every entry.
+ */
+class Entries {
+  private readonly map = new Map<string, SessionInfo>();
+  private readonly othersIds = new Set<string>();
+  private ownCount = 0;
+  private ownHead = 0;
+  private ownTail = 0;
+
+  constructor(private readonly replica: string) {}
+
+  get(workerId: string): SessionInfo | undefined {
+    return this.map.get(workerId);
+  }
+
+  has(workerId: string): boolean {
+    return this.map.has(workerId);
+  }
+
+  values(): IterableIterator<SessionInfo> {
+    return this.map.values();
+  }
+
+  /** The other replicas' entries' ids (a copy). */
+  others(): string[] {
+    return [...this.othersIds];
+  }
+
+  get own(): IdsFingerprint {
+    return { count: this.ownCount, head: this.ownHead, tail: this.ownTail };
+  }
+
+  set(workerId: string, entry: SessionInfo): void {
+    this.delete(workerId);
+    this.map.set(workerId, entry);
+    if (entry.replica === this.replica) this.count(workerId, 1);
+    else this.othersIds.add(workerId);
+  }
+
+  delete(workerId: string): void {
+    const entry = this.map.get(workerId);
+    if (entry === undefined) return;
+    this.map.delete(workerId);
+    if (entry.replica === this.replica) this.count(workerId, -1);
+    else this.othersIds.delete(workerId);
+  }
+
+  private count(workerId: string, sign: 1 | -1): void {
+    const [head, tail] = idBits(workerId);
+    this.ownCount += sign;
+    this.ownHead += sign * head;
+    this.ownTail += sign * tail;
+  }
+}
+
+/**
  * Which replica holds each agent's stream, in the `agent_sessions` table: the replica that accepts
  * an agent's hello claims its row (a later claim by another replica wins), renews the rows of the
  * streams it holds every second and deletes a row when its stream ends. A replica killed outright
@@ -56,7 +115,7 @@ const probeKeyContext = (workerId: string): string => `probe-key:${workerId}`;
 @Injectable()
 export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('agent-gateway');
-  private live = new Map<string, SessionInfo>();
+  private live: Entries;
   /** Decrypted probe keys by sealed value: a key is decrypted once, not on every refresh. */
   private readonly keys = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
@@ -81,7 +140,9 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
     private readonly leases: Leases,
     private readonly box: SecretBox,
     private readonly sessions: AgentSessions,
-  ) {}
+  ) {
+    this.live = new Entries(this.replica);
+  }
 
   get replica(): string {
     return this.leases.holder;
@@ -146,10 +207,9 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
         rows.map((r) => r.sealed),
       ],
     );
-    for (const { session, sealed } of rows) {
-      if (sealed) this.keys.set(sealed, session.probeKey);
-      if (!restore) this.live.set(session.workerId, { ...session, replica: this.replica });
-    }
+    // Its own rows' keys are known here (the claims): only other replicas' rows are decrypted.
+    if (!restore)
+      for (const { session } of rows) this.live.set(session.workerId, { ...session, replica: this.replica });
   }
 
   /**
@@ -210,28 +270,39 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
     return [...this.live.values()].filter((s) => owner === undefined || s.owner === owner);
   }
 
-  /** Renews this replica's rows, closes streams claimed elsewhere, and reads every live row. */
+  /**
+   * Renews this replica's rows, reads the other replicas' live rows, and checks its own rows against
+   * its streams: where they differ, closes streams claimed elsewhere, removes rows without a stream
+   * and restores streams without a row.
+   */
   async refresh(): Promise<void> {
-    const local = this.sessions.connectedIds();
     await this.dataSource.query(
       `UPDATE agent_sessions SET seen_at = now()
         WHERE replica = $1 AND seen_at < now() - $2 * interval '1 millisecond'`,
       [this.replica, RENEW_AFTER_MS],
     );
-    const rows = await this.dataSource.query<SessionRow[]>(
+    const others = await this.dataSource.query<SessionRow[]>(
       `SELECT worker_id, replica, owner, remote_host, probe_address, probe_key FROM agent_sessions
-        WHERE seen_at > clock_timestamp() - $1 * interval '1 millisecond'`,
-      [SESSION_TTL_MS],
+        WHERE replica <> $1 AND seen_at > clock_timestamp() - $2 * interval '1 millisecond'`,
+      [this.replica, SESSION_TTL_MS],
     );
-    // This replica's rows, all of them live now that they are renewed.
-    const renewed = new Set<string>();
-    for (const row of rows) if (row.replica === this.replica) renewed.add(row.worker_id);
+    // This replica's rows are usually exactly its streams, which their count and sums tell without
+    // reading them: at 10,000 agents, reading every row and rebuilding the directory each second
+    // was most of this method's cost (docs/benchmarks.md). Only when they differ are they read.
+    if (this.ownRowsMatch(await this.ownRowsFingerprint())) {
+      this.merge(others);
+      this.forgetClaims();
+      return;
+    }
+    const local = this.sessions.connectedIds();
+    const ownRows = await this.ownRows();
+    const held = new Set(local);
+    const own = new Set(ownRows.map((row) => row.worker_id));
     // A row of this replica whose stream is gone (its release failed: the database out of reach,
     // or too busy for the pool's timeout when a fleet left at once) would be renewed here, and its
     // agent seen as connected through every replica, for as long as this replica runs: it goes.
     // Not a row claimed in the last SESSION_TTL_MS: its hello may still be on its way to the stream.
-    const held = new Set(local);
-    const stale = [...renewed].filter((id) => !held.has(id));
+    const stale = [...own].filter((id) => !held.has(id));
     const removed = new Set<string>();
     if (stale.length > 0) {
       // TypeORM answers a DELETE ... RETURNING as [rows, count].
@@ -243,36 +314,129 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
       );
       for (const row of gone) removed.add(row.worker_id);
     }
-    const next = new Map<string, SessionInfo>();
-    const sealedNow = new Set<string>();
-    for (const row of rows) {
-      if (removed.has(row.worker_id) && row.replica === this.replica) continue;
-      sealedNow.add(row.probe_key);
-      next.set(row.worker_id, {
-        workerId: row.worker_id,
-        owner: row.owner,
-        replica: row.replica,
-        remoteHost: row.remote_host,
-        probeAddress: row.probe_address,
-        probeKey: this.probeKey(row),
-      });
-    }
-    for (const sealed of this.keys.keys()) if (!sealedNow.has(sealed)) this.keys.delete(sealed);
-    this.live = next;
+    this.rebuild(others, ownRows, removed);
+    this.forgetClaims();
     const rowless: string[] = [];
     for (const workerId of local) {
-      if (renewed.has(workerId)) continue;
-      const holder = next.get(workerId)?.replica;
+      if (own.has(workerId)) continue;
+      const holder = this.live.get(workerId)?.replica;
       // Claimed by another replica since: the agent is there now and this stream is stale.
       if (holder !== undefined && holder !== this.replica && this.sessions.isConnected(workerId)) {
         this.logger.log({ worker_id: workerId, replica: holder }, 'agent connected to another replica');
         this.sessions.handOver(workerId, 'connected to another replica');
       } else if (holder === undefined) rowless.push(workerId);
     }
+    if (rowless.length > 0) await this.settleRowless(rowless);
+  }
+
+  /** This replica's live rows summed up as `AgentSessions.fingerprint` sums its streams. */
+  private async ownRowsFingerprint(): Promise<IdsFingerprint> {
+    const [row] = await this.dataSource.query<{ count: number; head: string; tail: string }[]>(
+      prepared(
+        `SELECT count(*)::int AS count,
+                coalesce(sum(('x' || left(worker_id::text, 8))::bit(32)::int), 0)::text AS head,
+                coalesce(sum(('x' || right(worker_id::text, 8))::bit(32)::int), 0)::text AS tail
+           FROM agent_sessions
+          WHERE replica = $1 AND seen_at > clock_timestamp() - $2 * interval '1 millisecond'`,
+      ),
+      [this.replica, SESSION_TTL_MS],
+    );
+    return { count: row.count, head: Number(row.head), tail: Number(row.tail) };
+  }
+
+  /**
+   * Whether this replica's rows are its streams, and its entries here too: the same count and sums
+   * (ids are random UUIDs: sets that differ but agree on all three are not a case to plan for).
+   */
+  private ownRowsMatch(rows: IdsFingerprint): boolean {
+    const same = (a: IdsFingerprint, b: IdsFingerprint) =>
+      a.count === b.count && a.head === b.head && a.tail === b.tail;
+    const streams = this.sessions.fingerprint();
+    return same(rows, streams) && same(this.live.own, streams);
+  }
+
+  private ownRows(): Promise<SessionRow[]> {
+    return this.dataSource.query<SessionRow[]>(
+      `SELECT worker_id, replica, owner, remote_host, probe_address, probe_key FROM agent_sessions
+        WHERE replica = $1 AND seen_at > clock_timestamp() - $2 * interval '1 millisecond'`,
+      [this.replica, SESSION_TTL_MS],
+    );
+  }
+
+  /** The other replicas' rows as read, in place: this replica's entries stay as they are. */
+  private merge(others: readonly SessionRow[]): void {
+    const sealedNow = new Set<string>();
+    const seen = new Set<string>();
+    for (const row of others) {
+      seen.add(row.worker_id);
+      const entry = this.fromRow(row, sealedNow);
+      if (this.live.get(row.worker_id) !== entry) this.live.set(row.worker_id, entry);
+    }
+    for (const id of this.live.others()) if (!seen.has(id)) this.live.delete(id);
+    this.forgetKeys(sealedNow);
+  }
+
+  /**
+   * The directory from what was read: the other replicas' rows as read, and this replica's rows
+   * (less `removed`) from what it claimed; a row of its own it knows nothing of is taken as read.
+   */
+  private rebuild(
+    others: readonly SessionRow[],
+    ownRows: readonly SessionRow[],
+    removed: ReadonlySet<string>,
+  ): void {
+    const sealedNow = new Set<string>();
+    const next = new Entries(this.replica);
+    for (const row of others) next.set(row.worker_id, this.fromRow(row, sealedNow));
+    for (const row of ownRows) {
+      const id = row.worker_id;
+      if (removed.has(id)) continue;
+      const known = this.live.get(id);
+      const claim = this.claimed.get(id);
+      if (known !== undefined && known.replica === this.replica) next.set(id, known);
+      else if (claim !== undefined) next.set(id, { ...claim.session, replica: this.replica });
+      else next.set(id, this.fromRow(row, sealedNow));
+    }
+    this.live = next;
+    this.forgetKeys(sealedNow);
+  }
+
+  /** A row as a directory entry: the entry there now when the row is what it says. */
+  private fromRow(row: SessionRow, sealedNow: Set<string>): SessionInfo {
+    sealedNow.add(row.probe_key);
+    const probeKey = this.probeKey(row);
+    const known = this.live.get(row.worker_id);
+    if (
+      known !== undefined &&
+      known.replica === row.replica &&
+      known.owner === row.owner &&
+      known.remoteHost === row.remote_host &&
+      known.probeAddress === row.probe_address &&
+      known.probeKey === probeKey
+    )
+      return known;
+    return {
+      workerId: row.worker_id,
+      owner: row.owner,
+      replica: row.replica,
+      remoteHost: row.remote_host,
+      probeAddress: row.probe_address,
+      probeKey,
+    };
+  }
+
+  /** Decrypted keys of rows no longer read go. */
+  private forgetKeys(sealedNow: ReadonlySet<string>): void {
+    for (const sealed of this.keys.keys()) if (!sealedNow.has(sealed)) this.keys.delete(sealed);
+  }
+
+  /** Claims of workers without a stream here, older than SESSION_TTL_MS. */
+  private forgetClaims(): void {
+    // Every claim has its stream here, the usual case: nothing to look at.
+    if (this.claimed.size <= this.sessions.count) return;
     const now = Date.now();
     for (const [workerId, { at }] of this.claimed)
-      if (!held.has(workerId) && now - at > SESSION_TTL_MS) this.claimed.delete(workerId);
-    if (rowless.length > 0) await this.settleRowless(rowless);
+      if (!this.sessions.isConnected(workerId) && now - at > SESSION_TTL_MS) this.claimed.delete(workerId);
   }
 
   /**
