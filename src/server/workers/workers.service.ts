@@ -108,6 +108,16 @@ export interface LiveWorkerView {
 export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('workers');
   private readonly live = new Map<string, LiveWorker>();
+  /**
+   * The workers marked dirty since the last flush, and those whose stream ended: what a flush looks
+   * at, rather than every live worker (at 10,000 agents a pass over all of them, three a second,
+   * cost more than the heartbeats they recorded).
+   */
+  private readonly dirtyIds = new Set<string>();
+  private readonly goneIds = new Set<string>();
+  /** When (Date.now) `silence` last looked, and how often it looks. */
+  private silenceLooked = 0;
+  private silenceEveryMs = 0;
   readonly thresholds: Thresholds;
   private timer: NodeJS.Timeout | undefined;
   private lastSweep = 0;
@@ -159,6 +169,8 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     });
     this.health.registerCheck('workers', () => this.workersCheck());
     const tick = Math.max(50, Math.min(1000, Math.floor(this.config.heartbeatIntervalMs / 2)));
+    // Silence is judged over three intervals: a look every half interval is soon enough.
+    this.silenceEveryMs = Math.max(tick, Math.floor(this.config.heartbeatIntervalMs / 2));
     this.timer = every(this.logger, 'worker-states', tick, () => this.tick());
   }
 
@@ -298,7 +310,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     worker.status = status;
     worker.metrics = metrics;
     worker.lastHeartbeat = new Date();
-    worker.dirty = true;
+    this.markDirty(workerId, worker);
     this.nodeMetrics.record(worker.owner, workerId, worker.name, metrics, worker.lastHeartbeat.getTime());
   }
 
@@ -332,7 +344,10 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
 
   disconnected(workerId: string): void {
     const worker = this.live.get(workerId);
-    if (worker) worker.connected = false;
+    if (worker) {
+      worker.connected = false;
+      this.goneIds.add(workerId);
+    }
     void this.directory
       .release(workerId)
       .catch((err: unknown) => this.logger.warn({ err, worker_id: workerId }, 'agent session not released'));
@@ -417,25 +432,38 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     }
   }
 
+  private markDirty(id: string, worker: LiveWorker): void {
+    worker.dirty = true;
+    this.dirtyIds.add(id);
+  }
+
   /** Writes every changed worker in one statement, then forgets disconnected ones. */
   private async flush(): Promise<void> {
     const rows = [];
-    for (const [id, w] of this.live) {
-      if (w.dirty && w.metrics && w.lastHeartbeat) {
-        rows.push({ id, status: w.status, metrics: w.metrics, lastHeartbeat: w.lastHeartbeat });
-        w.dirty = false;
-      }
+    for (const id of this.dirtyIds) {
+      const w = this.live.get(id);
+      // Without a heartbeat yet there is nothing to write: it stays dirty until there is.
+      if (w?.dirty && !(w.metrics && w.lastHeartbeat)) continue;
+      this.dirtyIds.delete(id);
+      if (!w?.dirty || !w.metrics || !w.lastHeartbeat) continue;
+      rows.push({ id, status: w.status, metrics: w.metrics, lastHeartbeat: w.lastHeartbeat });
+      w.dirty = false;
     }
     try {
       await this.repository.flushHeartbeats(rows);
     } catch (err) {
       for (const row of rows) {
         const w = this.live.get(row.id);
-        if (w) w.dirty = true;
+        if (w) this.markDirty(row.id, w);
       }
       throw err;
     }
-    for (const [id, w] of this.live) if (!w.connected && !w.dirty) this.live.delete(id);
+    for (const id of this.goneIds) {
+      const w = this.live.get(id);
+      if (w !== undefined && !w.connected && w.dirty) continue;
+      this.goneIds.delete(id);
+      if (w !== undefined && !w.connected) this.live.delete(id);
+    }
   }
 
   private get silenceMs(): number {
@@ -506,6 +534,8 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
    */
   private silence(): void {
     const now = Date.now();
+    if (now - this.silenceLooked < this.silenceEveryMs) return;
+    this.silenceLooked = now;
     for (const [id, w] of this.live) {
       if (w.status === 'unreachable' || w.status === 'pending') continue;
       const heard = Math.max(w.lastHeartbeat?.getTime() ?? 0, w.connectedAt.getTime());
@@ -513,7 +543,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       if (!w.connected) continue;
       this.transition(id, w.status, 'unreachable', 'missed_heartbeats');
       w.status = 'unreachable';
-      w.dirty = true;
+      this.markDirty(id, w);
     }
   }
 
@@ -553,7 +583,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     for (const { id, previous } of marked) {
       const w = this.live.get(id);
       if (w?.lastHeartbeat && Date.now() - w.lastHeartbeat.getTime() < silenceMs) {
-        w.dirty = true; // heard from after the last flush: the next flush writes its real status
+        this.markDirty(id, w); // heard from after the last flush: the next flush writes its real status
         continue;
       }
       this.transition(id, previous, 'unreachable', 'missed_heartbeats');
