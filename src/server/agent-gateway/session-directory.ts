@@ -281,21 +281,23 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
         WHERE replica = $1 AND seen_at < now() - $2 * interval '1 millisecond'`,
       [this.replica, RENEW_AFTER_MS],
     );
-    const others = await this.dataSource.query<SessionRow[]>(
-      `SELECT worker_id, replica, owner, remote_host, probe_address, probe_key FROM agent_sessions
-        WHERE replica <> $1 AND seen_at > clock_timestamp() - $2 * interval '1 millisecond'`,
-      [this.replica, SESSION_TTL_MS],
-    );
     // This replica's rows are usually exactly its streams, which their count and sums tell without
     // reading them: at 10,000 agents, reading every row and rebuilding the directory each second
-    // was most of this method's cost (docs/benchmarks.md). Only when they differ are they read.
-    if (this.ownRowsMatch(await this.ownRowsFingerprint())) {
+    // was most of this method's cost (docs/benchmarks.md). The other replicas' rows come with the
+    // sums, from the same snapshot; only when the sums differ is every row read, as one.
+    const { fingerprint, others } = await this.othersAndOwnFingerprint();
+    if (this.ownRowsMatch(fingerprint)) {
       this.merge(others);
       this.forgetClaims();
       return;
     }
     const local = this.sessions.connectedIds();
-    const ownRows = await this.ownRows();
+    const rows = await this.dataSource.query<SessionRow[]>(
+      `SELECT worker_id, replica, owner, remote_host, probe_address, probe_key FROM agent_sessions
+        WHERE seen_at > clock_timestamp() - $1 * interval '1 millisecond'`,
+      [SESSION_TTL_MS],
+    );
+    const ownRows = rows.filter((row) => row.replica === this.replica);
     const held = new Set(local);
     const own = new Set(ownRows.map((row) => row.worker_id));
     // A row of this replica whose stream is gone (its release failed: the database out of reach,
@@ -314,7 +316,11 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
       );
       for (const row of gone) removed.add(row.worker_id);
     }
-    this.rebuild(others, ownRows, removed);
+    this.rebuild(
+      rows.filter((row) => row.replica !== this.replica),
+      ownRows,
+      removed,
+    );
     this.forgetClaims();
     const rowless: string[] = [];
     for (const workerId of local) {
@@ -329,19 +335,35 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
     if (rowless.length > 0) await this.settleRowless(rowless);
   }
 
-  /** This replica's live rows summed up as `AgentSessions.fingerprint` sums its streams. */
-  private async ownRowsFingerprint(): Promise<IdsFingerprint> {
-    const [row] = await this.dataSource.query<{ count: number; head: string; tail: string }[]>(
+  /**
+   * The other replicas' live rows, and this replica's summed up as `AgentSessions.fingerprint` sums
+   * its streams, in one statement (one snapshot: a row moving between replicas meanwhile is seen
+   * once). The sums come on every row, and on one row with no session when there are no others.
+   */
+  private async othersAndOwnFingerprint(): Promise<{ fingerprint: IdsFingerprint; others: SessionRow[] }> {
+    const rows = await this.dataSource.query<
+      (Omit<SessionRow, 'worker_id'> & { worker_id: string | null; n: number; head: string; tail: string })[]
+    >(
       prepared(
-        `SELECT count(*)::int AS count,
-                coalesce(sum(('x' || left(worker_id::text, 8))::bit(32)::int), 0)::text AS head,
-                coalesce(sum(('x' || right(worker_id::text, 8))::bit(32)::int), 0)::text AS tail
-           FROM agent_sessions
-          WHERE replica = $1 AND seen_at > clock_timestamp() - $2 * interval '1 millisecond'`,
+        `WITH live AS (
+           SELECT worker_id, replica, owner, remote_host, probe_address, probe_key FROM agent_sessions
+            WHERE seen_at > clock_timestamp() - $2 * interval '1 millisecond'),
+         mine AS (
+           SELECT count(*)::int AS n,
+                  coalesce(sum(('x' || left(worker_id::text, 8))::bit(32)::int), 0)::text AS head,
+                  coalesce(sum(('x' || right(worker_id::text, 8))::bit(32)::int), 0)::text AS tail
+             FROM live WHERE replica = $1)
+         SELECT mine.n, mine.head, mine.tail, o.worker_id, o.replica, o.owner, o.remote_host,
+                o.probe_address, o.probe_key
+           FROM mine LEFT JOIN live o ON o.replica <> $1`,
       ),
       [this.replica, SESSION_TTL_MS],
     );
-    return { count: row.count, head: Number(row.head), tail: Number(row.tail) };
+    const [first] = rows;
+    return {
+      fingerprint: { count: first.n, head: Number(first.head), tail: Number(first.tail) },
+      others: rows.filter((row): row is typeof row & SessionRow => row.worker_id !== null),
+    };
   }
 
   /**
@@ -353,14 +375,6 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
       a.count === b.count && a.head === b.head && a.tail === b.tail;
     const streams = this.sessions.fingerprint();
     return same(rows, streams) && same(this.live.own, streams);
-  }
-
-  private ownRows(): Promise<SessionRow[]> {
-    return this.dataSource.query<SessionRow[]>(
-      `SELECT worker_id, replica, owner, remote_host, probe_address, probe_key FROM agent_sessions
-        WHERE replica = $1 AND seen_at > clock_timestamp() - $2 * interval '1 millisecond'`,
-      [this.replica, SESSION_TTL_MS],
-    );
   }
 
   /** The other replicas' rows as read, in place: this replica's entries stay as they are. */

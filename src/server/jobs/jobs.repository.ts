@@ -387,19 +387,6 @@ export class JobsRepository {
       .map((r) => ({ job: { ...r.job, ...r.patch, status: r.to, updatedAt: now }, from: r.job.status }));
   }
 
-  /**
-   * The queue: takes up to `limit` queued jobs that this replica could send (unplaced, or placed on
-   * a worker connected here) with FOR UPDATE SKIP LOCKED, so replicas never take the same job, and
-   * hands them to `decide` inside the transaction. `decide` returns the worker for each job it
-   * placed; those become dispatched, the rest stay queued with the reason noted.
-   */
-  /**
-   * The dispatcher's claim of queued jobs whose stack is placed on a worker live for the job's
-   * owner (`live`: pairs of worker id and owner): one statement, no transaction, so a redeploy's job
-   * waits one round trip in the queue, not four. The jobs come back dispatched, oldest first; `others`
-   * tells whether queued jobs remain that need `claim` (without a worker yet, or for a connected
-   * worker not live for their owner), as of the statement's start.
-   */
   /** Whether any job of any owner is queued (the `jobs_queue` index). */
   async anyQueued(): Promise<boolean> {
     const [row] = await this.dataSource.query<{ queued: boolean }[]>(
@@ -409,6 +396,13 @@ export class JobsRepository {
     return row.queued === true;
   }
 
+  /**
+   * The dispatcher's claim of queued jobs whose stack is placed on a worker live for the job's
+   * owner (`live`: pairs of worker id and owner): one statement, no transaction, so a redeploy's job
+   * waits one round trip in the queue, not four. The jobs come back dispatched, oldest first; `others`
+   * tells whether queued jobs remain that need `claim` (without a worker yet, or for a connected
+   * worker not live for their owner), as of the statement's start.
+   */
   async claimPlaced(
     limit: number,
     live: { ids: string[]; owners: string[] },
@@ -429,6 +423,12 @@ export class JobsRepository {
     return { jobs, others: rows[0]?.others === true };
   }
 
+  /**
+   * The queue: takes up to `limit` queued jobs that this replica could send (unplaced, or placed on
+   * a worker connected here) with FOR UPDATE SKIP LOCKED, so replicas never take the same job, and
+   * hands them to `decide` inside the transaction. `decide` returns the worker for each job it
+   * placed; those become dispatched, the rest stay queued with the reason noted.
+   */
   async claim(
     limit: number,
     connectedWorkers: string[],

@@ -118,6 +118,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
   /** When (Date.now) `silence` last looked, and how often it looks. */
   private silenceLooked = 0;
   private silenceEveryMs = 0;
+  private tickMs = 1000;
   readonly thresholds: Thresholds;
   private timer: NodeJS.Timeout | undefined;
   private lastSweep = 0;
@@ -170,6 +171,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     this.health.registerCheck('workers', () => this.workersCheck());
     const tick = Math.max(50, Math.min(1000, Math.floor(this.config.heartbeatIntervalMs / 2)));
     // Silence is judged over three intervals: a look every half interval is soon enough.
+    this.tickMs = tick;
     this.silenceEveryMs = Math.max(tick, Math.floor(this.config.heartbeatIntervalMs / 2));
     this.timer = every(this.logger, 'worker-states', tick, () => this.tick());
   }
@@ -534,7 +536,9 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
    */
   private silence(): void {
     const now = Date.now();
-    if (now - this.silenceLooked < this.silenceEveryMs) return;
+    // Half a tick of slack: ticks come a little early or late, and a look due every tick must not
+    // wait for the next one.
+    if (now - this.silenceLooked < this.silenceEveryMs - this.tickMs / 2) return;
     this.silenceLooked = now;
     for (const [id, w] of this.live) {
       if (w.status === 'unreachable' || w.status === 'pending') continue;
