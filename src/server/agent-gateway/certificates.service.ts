@@ -57,7 +57,7 @@ export class CertificatesService {
   }
 
   async issue(workerId: string, csrPem: string): Promise<IssuedCertificate> {
-    const issued = await this.ca.signWorkerCsr(csrPem, workerId, this.config.workerCertTtlMs);
+    const issued = this.ca.signWorkerCsr(csrPem, workerId, this.config.workerCertTtlMs);
     await this.repository.recordCertificate(
       Object.assign(new WorkerCertificateEntity(), {
         serial: normalizeSerial(issued.serial),
@@ -114,8 +114,8 @@ export class CertificatesService {
     return this.repository.hasRevoked(workerId);
   }
 
-  checkCsr(csrPem: string): Promise<unknown> {
-    return this.ca.checkCsr(csrPem);
+  checkCsr(csrPem: string): void {
+    this.ca.checkCsr(csrPem);
   }
 
   async revokeForWorker(workerId: string): Promise<string[]> {

@@ -45,7 +45,7 @@ export class EnrollmentService {
     if (wait > 0) throw tooManyEnrollmentFailures(wait);
     // Input first, so a malformed request does not count as a use of the token.
     const requestedLabels = validateLabels(dto.labels, 'labels');
-    await this.certificates.checkCsr(dto.csr);
+    this.certificates.checkCsr(dto.csr);
     const token = await this.joinTokens.redeem(dto.token);
     if (!token) {
       this.limits.recordAuthFailure(undefined, ip);
