@@ -2,6 +2,7 @@
 import { cpus, totalmem } from 'node:os';
 import { agentsBench } from './agents.mjs';
 import { dispatchBench } from './dispatch.mjs';
+import { enrollBench } from './enroll.mjs';
 import { idleMemoryBench } from './idle-memory.mjs';
 import { agentMemoryBench } from './agent-memory.mjs';
 import { metricChunksBench } from './metric-chunks.mjs';
@@ -22,6 +23,7 @@ const benches = {
   idle: idleMemoryBench,
   tokens: tokensBench,
   agents: agentsBench,
+  enroll: enrollBench,
   'agent-memory': agentMemoryBench,
   dispatch: dispatchBench,
   replicas: replicasBench,
