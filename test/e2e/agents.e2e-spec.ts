@@ -1,10 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
+import { X509Certificate } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CaRepository } from '../../src/server/agent-gateway/ca.repository.js';
+import { CertificatesService } from '../../src/server/agent-gateway/certificates.service.js';
 import { newKeyAndCsr } from '../../src/agent/identity.js';
 import { loadAgentProto, type ServerMessage } from '../../src/contracts/agent-protocol/index.js';
 import { AgentProcess } from '../support/agent-process.js';
@@ -351,6 +353,38 @@ describe('the agent plane with real agents over mutual TLS', () => {
       expect(codes[0]).toBe(grpc.status.OK);
       expect(codes.filter((c) => c === grpc.status.OK).length).toBeLessThanOrEqual(10);
       expect(codes.filter((c) => c !== grpc.status.OK)).toContain(grpc.status.RESOURCE_EXHAUSTED);
+    });
+
+    it('a certificate just issued connects without a lookup; a renewal-style fresh check reads it', async () => {
+      const lookups = vi.spyOn(t.app.get(CaRepository), 'findValid');
+      try {
+        const { keyPem, csrPem } = await newKeyAndCsr('node-fresh-cert');
+        const res = await t.http.post('/api/v1/orchestrator/workers/enroll').send({
+          token: await joinToken({ pre_approved: true }),
+          csr: csrPem,
+          hostname: 'node-fresh-cert.test',
+          address: '127.0.0.1',
+          os: 'linux',
+          arch: 'x64',
+          version: 'test',
+          driver: 'process',
+          name: 'node-fresh-cert',
+        });
+        expect(res.status).toBe(201);
+        const credentials = grpc.credentials.createSsl(
+          Buffer.from(res.body.ca_certificate as string),
+          Buffer.from(keyPem),
+          Buffer.from(res.body.certificate as string),
+        );
+        expect(await connect(credentials, res.body.worker_id as string)).toEqual({ welcomed: true });
+        expect(lookups).not.toHaveBeenCalled();
+        const serial = new X509Certificate(res.body.certificate as string).serialNumber;
+        const certificates = t.app.get(CertificatesService);
+        expect(await certificates.isValid(serial, res.body.worker_id as string, { fresh: true })).toBe(true);
+        expect(lookups).toHaveBeenCalledTimes(1);
+      } finally {
+        lookups.mockRestore();
+      }
     });
 
     it('deleting a worker revokes its certificate and closes its stream; the agent enrolls again as pending', async () => {

@@ -69,6 +69,9 @@ export class CertificatesService {
         createdAt: new Date(),
       }),
     );
+    // Recorded and ours: its first connection (a new node dials at once) needs no lookup. What a
+    // deletion racing this issue leaves is what warm() leaves: the hello reads the worker (gone).
+    this.remember(`${normalizeSerial(issued.serial)}/${workerId}`, issued.notAfter);
     return issued;
   }
 
