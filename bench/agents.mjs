@@ -48,6 +48,8 @@ const CONTENTION_LIMIT_MS = Number(env.BENCH_AGENT_CONTENTION_MS ?? 400);
 const QUIET_WAIT_S = Number(env.BENCH_AGENT_QUIET_WAIT_S ?? 120);
 /** E.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` for a diagnostic run (written when the service exits). */
 const SERVICE_NODE_OPTIONS = env.BENCH_AGENT_SERVICE_NODE_OPTIONS;
+/** The service's node arguments (space-separated), e.g. V8 flags that NODE_OPTIONS refuses (`--single-threaded-gc`). */
+const SERVICE_NODE_ARGS = (env.BENCH_AGENT_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 /** Preload bench/agents-probe.mjs into the service: its event-loop delay and GC pauses per window. */
 const PROBE = env.BENCH_AGENT_PROBE !== '0';
 const PROBE_MODULE = new URL('./agents-probe.mjs', import.meta.url).pathname;
@@ -424,6 +426,8 @@ export async function agentsBench() {
         NODE_OPTIONS: [PROBE ? `--import=${PROBE_MODULE}` : '', SERVICE_NODE_OPTIONS ?? ''].join(' ').trim(),
       },
       '/health/ready',
+      60_000,
+      SERVICE_NODE_ARGS,
     );
     const token = await adminToken(svc.url);
     const info = await json(`${svc.url}/api/v1/orchestrator/info`, { token });

@@ -7,10 +7,13 @@ type Collected = IncomingSeries & { timestamps: number[]; values: number[] };
 /**
  * Series per write at most. A write's series lookup, grouping and encoding run without a pause:
  * at 10,000 agents one flush holds 20,000 series, which as one write kept the event loop from
- * the agents' heartbeats for 150-200 ms every 5 s (their acks' p99 over 100 ms); in slices of this
- * size each takes a tenth of that, and the database's answer to each lets the loop run between.
+ * the agents' heartbeats for 150-200 ms every 5 s (their acks' p99 over 100 ms); in slices of
+ * 2,000 each took 15-30 ms, back to back, and the flush's second still showed four scavenges and
+ * the window's worst loop delays (docs/benchmarks.md, session 18). Now smaller slices, spaced.
  */
-export const FLUSH_SLICE_SERIES = 2_000;
+export const FLUSH_SLICE_SERIES = 1_000;
+/** The pause between one slice's write and the next: heartbeats and the GC get the loop between. */
+export const FLUSH_SLICE_GAP_MS = 25;
 
 /**
  * Samples the service records itself (heartbeats, the agents' scrapes), held in memory by owner
@@ -62,12 +65,16 @@ export class SampleBuffer {
     this.held = 0;
     this.dropped = 0;
     let failure: Error | undefined;
+    let first = true;
     for (const [owner, series] of taken) {
       const all = [...series.values()];
-      for (let from = 0; from < all.length; from += FLUSH_SLICE_SERIES)
+      for (let from = 0; from < all.length; from += FLUSH_SLICE_SERIES) {
+        if (!first) await new Promise((resolve) => setTimeout(resolve, FLUSH_SLICE_GAP_MS));
+        first = false;
         await store
           .write(owner, all.slice(from, from + FLUSH_SLICE_SERIES))
           .catch((err: unknown) => (failure ??= err instanceof Error ? err : new Error(String(err))));
+      }
     }
     if (failure !== undefined) throw failure;
     return dropped;
