@@ -274,12 +274,17 @@ describe('a real Prometheus 2.42 and promtool against the metric store', { timeo
     failing = true;
     await until(async () => (await query('demo_temperature_celsius')).length === 0);
     // Far sooner than the 5-minute lookback would end them: the markers did it.
-    for (const { reader } of Object.values(owners))
+    for (const [kind, { reader }] of Object.entries(owners)) {
+      let seen = '';
       await until(async () => {
         const [gauge, requests, up] = await Promise.all(
           ['demo_temperature_celsius', 'demo_requests_total', 'up'].map((q) => query(q, reader)),
         );
+        seen = `${kind} at ${Date.now()}: ${JSON.stringify({ gauge, requests, up })}`;
         return gauge.length === 0 && requests.length === 0 && up[0]?.value?.[1] === '0';
+      }).catch((err: Error) => {
+        throw new Error(`${err.message}\nwe answered ${seen}`);
       });
+    }
   });
 });

@@ -73,6 +73,43 @@ describe('metric store storage', () => {
     expect(windows.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('values are kept bit for bit through an out-of-order write and an overlapping read', async () => {
+    // Prometheus's exact StaleNaN (a signalling NaN) and another payload: as JS numbers they would
+    // get the quiet bit, and on some engine paths lose the payload (series.ts).
+    const STALE = 0x7ff0000000000002n;
+    const OTHER = 0x7ff0000000000009n;
+    const exact = (timestamps: number[], patterns: bigint[]): IncomingSeries => {
+      const set = labelsFromRecord({ __name__: 'exact_bits', job: 'x' });
+      return {
+        key: labelsKey(set),
+        labels: set,
+        timestamps: Float64Array.from(timestamps),
+        values: new Float64Array(BigUint64Array.from(patterns).buffer),
+      };
+    };
+    const one = (v: number) => new BigUint64Array(Float64Array.of(v).buffer)[0];
+    const bits = async () => {
+      const [s] = await read('default', 'exact_bits');
+      return [
+        ...new BigUint64Array(
+          s.values.buffer.slice(s.values.byteOffset, s.values.byteOffset + s.values.byteLength),
+        ),
+      ];
+    };
+    // One write carrying the series twice, out of order: merged and sorted before it is stored.
+    await store.write(
+      'default',
+      [exact([NOW - 3000, NOW - 1000], [one(3), STALE]), exact([NOW - 4000, NOW - 2000], [OTHER, one(2)])],
+      NOW,
+    );
+    expect(await bits()).toEqual([OTHER, one(3), one(2), STALE]);
+    // A later batch overlapping the first: the read merges them, the later winning at NOW - 2000.
+    await store.write('default', [exact([NOW - 2000, NOW - 500], [STALE, one(5)])], NOW);
+    expect(await bits()).toEqual([OTHER, one(3), STALE, STALE, one(5)]);
+    await maintenance.compactAll(FOLD_EVERYTHING);
+    expect(await bits()).toEqual([OTHER, one(3), STALE, STALE, one(5)]);
+  });
+
   it('reads clip to the range and select by every matcher kind', async () => {
     await store.write(
       'default',

@@ -6,7 +6,7 @@ import snappy from 'snappyjs';
 import { ByteWriter } from './bytes.js';
 import type { MetricMetadata } from './metadata.js';
 import { REMOTE_WRITE_TYPES } from './metadata.js';
-import { isStaleMarker, STALE_NAN_BITS, type Label } from './series.js';
+import { setStale, staleFlags, type Label } from './series.js';
 
 export interface WriteRequestSeries {
   /** Written in this order, unchecked: tests send invalid ones on purpose. */
@@ -27,9 +27,8 @@ function valueBytes(values: Float64Array | readonly number[]): Uint8Array {
     values instanceof Float64Array
       ? new Float64Array(values.buffer.slice(values.byteOffset, values.byteOffset + values.byteLength))
       : Float64Array.from(values);
-  const view = new DataView(copy.buffer);
-  for (let i = 0; i < copy.length; i++)
-    if (isStaleMarker(copy[i])) view.setBigUint64(i * 8, STALE_NAN_BITS, LITTLE);
+  const stale = staleFlags(copy);
+  if (stale !== null) for (let i = 0; i < copy.length; i++) if (stale[i] === 1) setStale(copy, i);
   return new Uint8Array(copy.buffer);
 }
 

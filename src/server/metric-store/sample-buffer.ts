@@ -1,8 +1,18 @@
 import { labelsKey } from './labels.js';
-import type { LabelSet } from './series.js';
+import { setStale, type LabelSet } from './series.js';
 import type { IncomingSeries, MetricStoreService } from './store/metric-store.service.js';
 
-type Collected = IncomingSeries & { timestamps: number[]; values: number[] };
+/**
+ * One series' samples so far, in typed arrays that grow: a plain array of numbers may not keep a
+ * stale marker's NaN payload (series.ts).
+ */
+interface Collected {
+  key: string;
+  labels: LabelSet;
+  timestamps: Float64Array;
+  values: Float64Array;
+  n: number;
+}
 
 /**
  * Series per write at most. A write's series lookup, grouping and encoding run without a pause:
@@ -39,18 +49,45 @@ export class SampleBuffer {
 
   /** As `add`, with the label set's key (`labelsKey(labels)`) already known. */
   addKeyed(owner: string, key: string, labels: LabelSet, timestamp: number, value: number): boolean {
+    const s = this.slot(owner, key, labels);
+    if (s === undefined) return false;
+    s.timestamps[s.n] = Math.round(timestamp);
+    s.values[s.n++] = value;
+    return true;
+  }
+
+  /** Adds a stale marker (Prometheus's exact pattern): the series ended at `timestamp`. */
+  addStale(owner: string, labels: LabelSet, timestamp: number): boolean {
+    const s = this.slot(owner, labelsKey(labels), labels);
+    if (s === undefined) return false;
+    s.timestamps[s.n] = Math.round(timestamp);
+    setStale(s.values, s.n++);
+    return true;
+  }
+
+  /** The series' entry with room for one more sample, counted as held; undefined when full. */
+  private slot(owner: string, key: string, labels: LabelSet): Collected | undefined {
     if (this.held >= this.maxSamples) {
       this.dropped++;
-      return false;
+      return undefined;
     }
     let series = this.byOwner.get(owner);
     if (series === undefined) this.byOwner.set(owner, (series = new Map<string, Collected>()));
     let s = series.get(key);
-    if (s === undefined) series.set(key, (s = { key, labels, timestamps: [], values: [] }));
-    s.timestamps.push(Math.round(timestamp));
-    s.values.push(value);
+    if (s === undefined)
+      series.set(
+        key,
+        (s = { key, labels, timestamps: new Float64Array(4), values: new Float64Array(4), n: 0 }),
+      );
+    else if (s.n === s.timestamps.length) {
+      const timestamps = new Float64Array(s.n * 2);
+      const values = new Float64Array(s.n * 2);
+      timestamps.set(s.timestamps);
+      values.set(s.values);
+      [s.timestamps, s.values] = [timestamps, values];
+    }
     this.held++;
-    return true;
+    return s;
   }
 
   /**
@@ -67,7 +104,14 @@ export class SampleBuffer {
     let failure: Error | undefined;
     let first = true;
     for (const [owner, series] of taken) {
-      const all = [...series.values()];
+      const all: IncomingSeries[] = [];
+      for (const s of series.values())
+        all.push({
+          key: s.key,
+          labels: s.labels,
+          timestamps: s.timestamps.subarray(0, s.n),
+          values: s.values.subarray(0, s.n),
+        });
       for (let from = 0; from < all.length; from += FLUSH_SLICE_SERIES) {
         if (!first) await new Promise((resolve) => setTimeout(resolve, FLUSH_SLICE_GAP_MS));
         first = false;

@@ -6,7 +6,7 @@ import { MAX_ABS_TIMESTAMP } from '../metric-store/chunk.js';
 import { MetricInputError } from '../metric-store/errors.js';
 import { canonicalLabels, METRIC_NAME_LABEL } from '../metric-store/labels.js';
 import { SampleBuffer } from '../metric-store/sample-buffer.js';
-import { staleMarker, type Label } from '../metric-store/series.js';
+import type { Label } from '../metric-store/series.js';
 import { MetricStoreService } from '../metric-store/store/metric-store.service.js';
 import { FORGET_TARGET_MS, ScrapeStaleness } from './scrape-staleness.js';
 import type { StackTarget } from './stack-targets.js';
@@ -115,8 +115,7 @@ export class ServiceMetricsRecorder implements OnApplicationBootstrap, OnModuleD
       if (!sample.timestamp_ms) this.staleness.seen(targetKey, labels, now);
     }
     if (!report.last) return;
-    for (const gone of this.staleness.ended(targetKey, now))
-      this.buffer.add(stack.owner, gone, at, staleMarker());
+    for (const gone of this.staleness.ended(targetKey, now)) this.buffer.addStale(stack.owner, gone, at);
     const scrape = (name: string, value: number) =>
       this.buffer.add(
         stack.owner,

@@ -5,7 +5,7 @@
  * a nested evaluator on their own aligned steps.
  */
 import type { Expr, MatrixSelector, SubqueryExpr, VectorSelector } from './ast.js';
-import { isStaleMarker } from '../series.js';
+import { staleFlags } from '../series.js';
 import { PromqlExecutionError } from './errors.js';
 import { EMPTY_LABELS } from '../labels.js';
 import { dropMetricName, seriesKey } from './labels.js';
@@ -26,17 +26,24 @@ export function search(times: ArrayLike<number>, x: number, after = false): numb
   return lo;
 }
 
+/** Which of a selected series' samples are stale markers (null: none), worked out once. */
+export function staleOf(s: StoredSeries): Uint8Array | null {
+  if (s.stale === undefined) s.stale = staleFlags(s.v);
+  return s.stale;
+}
+
 /** A selected series without its stale markers, as range vectors see it. */
 export function nonStale(s: StoredSeries): { t: Float64Array; v: Float64Array } {
   if (!s.nonStale) {
-    let keep = 0;
-    for (let i = 0; i < s.v.length; i++) if (!isStaleMarker(s.v[i])) keep++;
-    if (keep === s.v.length) s.nonStale = { t: s.t, v: s.v };
+    const stale = staleOf(s);
+    if (stale === null) s.nonStale = { t: s.t, v: s.v };
     else {
+      let keep = 0;
+      for (let i = 0; i < stale.length; i++) keep += 1 - stale[i];
       const t = new Float64Array(keep);
       const v = new Float64Array(keep);
-      for (let i = 0, j = 0; i < s.v.length; i++)
-        if (!isStaleMarker(s.v[i])) {
+      for (let i = 0, j = 0; i < stale.length; i++)
+        if (stale[i] === 0) {
           t[j] = s.t[i];
           v[j++] = s.v[i];
         }
@@ -179,11 +186,12 @@ export class Evaluator {
       const t: number[] = [];
       const v: number[] = [];
       const n = s.t.length;
+      const stale = staleOf(s);
       let j = -1;
       for (let ts = this.start; ts <= this.end; ts += this.interval) {
         const ref = (at ?? ts) - e.offset;
         while (j + 1 < n && s.t[j + 1] <= ref) j++;
-        if (j >= 0 && s.t[j] >= ref - lookback && !isStaleMarker(s.v[j])) {
+        if (j >= 0 && s.t[j] >= ref - lookback && (stale === null || stale[j] === 0)) {
           t.push(ts);
           v.push(s.v[j]);
         }
@@ -206,7 +214,8 @@ export class Evaluator {
       const vec: Vector = [];
       for (const s of series) {
         const j = search(s.t, ref, true) - 1;
-        if (j >= 0 && s.t[j] >= ref - this.ctx.lookback && !isStaleMarker(s.v[j]))
+        const stale = staleOf(s);
+        if (j >= 0 && s.t[j] >= ref - this.ctx.lookback && (stale === null || stale[j] === 0))
           vec.push({ metric: s.labels, v: s.v[j], t: s.t[j] });
       }
       return vec;

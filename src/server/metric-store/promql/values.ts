@@ -33,6 +33,8 @@ export interface StoredSeries {
   t: Float64Array;
   v: Float64Array;
   nonStale?: { t: Float64Array; v: Float64Array };
+  /** Which samples are stale markers (null: none), from their bits (series.ts, staleFlags). */
+  stale?: Uint8Array | null;
 }
 
 export interface Limits {

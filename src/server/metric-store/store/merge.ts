@@ -10,20 +10,34 @@ export interface Samples {
  * Parts that follow one another without overlap, the usual case, are only copied.
  */
 export function mergeSamples(parts: readonly Samples[], mint: number, maxt: number): Samples {
-  if (inSequence(parts)) return clip(concat(parts), mint, maxt);
-  const order: { t: number; v: number; part: number }[] = [];
-  parts.forEach((p, part) => {
-    for (let i = 0; i < p.timestamps.length; i++) order.push({ t: p.timestamps[i], v: p.values[i], part });
-  });
-  order.sort((a, b) => a.t - b.t || a.part - b.part);
-  const timestamps: number[] = [];
-  const values: number[] = [];
-  for (let i = 0; i < order.length; i++) {
-    if (i + 1 < order.length && order[i + 1].t === order[i].t) continue;
-    timestamps.push(order[i].t);
-    values.push(order[i].v);
+  const all = concat(parts);
+  return clip(inSequence(parts) ? all : sortSamples(all), mint, maxt);
+}
+
+/**
+ * The samples in time order, one per timestamp: of equal timestamps the last one given wins. The
+ * values move as bit patterns, never as numbers, so a stale marker stays one (series.ts).
+ */
+export function sortSamples(s: Samples): Samples {
+  const n = s.timestamps.length;
+  const times = s.timestamps;
+  const order: number[] = [];
+  for (let i = 0; i < n; i++) order.push(i);
+  order.sort((a, b) => times[a] - times[b] || a - b);
+  let unique = 0;
+  for (let k = 0; k < n; k++)
+    if (k + 1 === n || times[order[k + 1]] !== times[order[k]]) order[unique++] = order[k];
+  const timestamps = new Float64Array(unique);
+  const values = new Float64Array(unique);
+  const from = new Uint32Array(s.values.buffer, s.values.byteOffset, n * 2);
+  const to = new Uint32Array(values.buffer);
+  for (let k = 0; k < unique; k++) {
+    const i = order[k];
+    timestamps[k] = times[i];
+    to[2 * k] = from[2 * i];
+    to[2 * k + 1] = from[2 * i + 1];
   }
-  return clip({ timestamps: Float64Array.from(timestamps), values: Float64Array.from(values) }, mint, maxt);
+  return { timestamps, values };
 }
 
 function inSequence(parts: readonly Samples[]): boolean {
@@ -37,7 +51,8 @@ function inSequence(parts: readonly Samples[]): boolean {
   return true;
 }
 
-function concat(parts: readonly Samples[]): Samples {
+/** The parts one after the other (the one part itself when there is one). */
+export function concat(parts: readonly Samples[]): Samples {
   if (parts.length === 1) return parts[0];
   const total = parts.reduce((n, p) => n + p.timestamps.length, 0);
   const timestamps = new Float64Array(total);

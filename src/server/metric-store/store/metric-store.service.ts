@@ -6,6 +6,7 @@ import { AppConfig } from '../../config/config.js';
 import type { LabelSet, Matcher, Queryable, SeriesSamples } from '../series.js';
 import type { BatchGroup } from './batch-rows.js';
 import type { MetricMetadata } from '../metadata.js';
+import { concat, sortSamples, type Samples } from './merge.js';
 import { SampleStore } from './sample-store.js';
 import { SeriesIndex } from './series-index.js';
 
@@ -68,29 +69,21 @@ export class MetricStoreService {
       result.stored += timestamps.length - from;
     };
     // Most writes (heartbeats, scrapes, remote write) carry each series once, its samples in
-    // order: copied as they are. Otherwise a series' parts are merged and sorted first.
+    // order: copied as they are. Otherwise a series' parts are merged and sorted first. Values stay
+    // in Float64Arrays throughout: a stale marker passed through a plain array may stop being one.
     const once = new Set(ids).size === ids.length;
-    const merged = new Map<number, { t: number; v: number }[]>();
+    const merged = new Map<number, Samples[]>();
     series.forEach((s, i) => {
-      if (once && ascending(s.timestamps)) {
-        keep(ids[i], Float64Array.from(s.timestamps), Float64Array.from(s.values));
-        return;
-      }
-      const list = merged.get(ids[i]) ?? [];
-      for (let j = 0; j < s.timestamps.length; j++) list.push({ t: s.timestamps[j], v: s.values[j] });
-      merged.set(ids[i], list);
+      const part = { timestamps: float64(s.timestamps), values: float64(s.values) };
+      if (once && ascending(part.timestamps)) return keep(ids[i], part.timestamps, part.values);
+      const list = merged.get(ids[i]);
+      if (list === undefined) merged.set(ids[i], [part]);
+      else list.push(part);
     });
-    for (const [seriesId, list] of merged) {
-      // Sorted by time, the later of equal timestamps kept (Array.prototype.sort is stable).
-      list.sort((a, b) => a.t - b.t);
-      const timestamps: number[] = [];
-      const values: number[] = [];
-      for (let j = 0; j < list.length; j++) {
-        if (j + 1 < list.length && list[j + 1].t === list[j].t) continue;
-        timestamps.push(list[j].t);
-        values.push(list[j].v);
-      }
-      keep(seriesId, Float64Array.from(timestamps), Float64Array.from(values));
+    for (const [seriesId, parts] of merged) {
+      // Sorted by time, the later of equal timestamps kept.
+      const sorted = sortSamples(concat(parts));
+      keep(seriesId, sorted.timestamps, sorted.values);
     }
     await this.samples.append(owner, batch);
     this.stored.inc(result.stored);
@@ -169,6 +162,10 @@ export class MetricStoreService {
     });
   }
 }
+
+/** A copy as a Float64Array; a Float64Array's bytes are copied as they are. */
+const float64 = (a: ArrayLike<number>): Float64Array =>
+  a instanceof Float64Array ? a.slice() : Float64Array.from(a);
 
 /** Strictly ascending (no two samples at one time). */
 function ascending(timestamps: ArrayLike<number>): boolean {
