@@ -88,20 +88,26 @@ export class ServiceProcess {
     const deadline = Date.now() + timeoutMs;
     let exited = false;
     void this.exited.then(() => (exited = true));
+    // What the last probe got, for the failure message: a status and body, or the error.
+    let last = 'no answer yet';
     while (Date.now() < deadline) {
       if (exited)
         throw new Error(
           `service exited during start-up:\n${this.stdout.join('\n')}\n${this.stderr.join('')}`,
         );
       try {
-        const res = await fetch(`${this.url}/health/startup`);
+        const res = await fetch(`${this.url}/health/startup`, { signal: AbortSignal.timeout(5_000) });
         if (res.status === 200) return;
-      } catch {
-        // not listening yet
+        last = `${res.status} ${(await res.text()).slice(0, 500)}`;
+      } catch (err) {
+        // not listening yet, or not answering
+        last = String((err as Error).cause ?? err);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error(`service did not start within ${timeoutMs} ms:\n${this.stdout.join('\n')}`);
+    throw new Error(
+      `service did not start within ${timeoutMs} ms (last probe: ${last}):\n${this.stdout.join('\n')}`,
+    );
   }
 
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
