@@ -6,6 +6,7 @@ import { SecretBox } from '../common/secret-box.js';
 import { OrchestratorHealthService } from '../health/orchestrator-health.service.js';
 import { CaRepository } from './ca.repository.js';
 import { invalidCsr } from './agent-gateway.errors.js';
+import { pem } from './der.js';
 import {
   CsrRefused,
   certificateSubject,
@@ -177,10 +178,7 @@ async function generateKeys(): Promise<CryptoKeyPair> {
 
 async function exportPkcs8(key: CryptoKey): Promise<string> {
   const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key));
-  return `-----BEGIN PRIVATE KEY-----\n${der
-    .toString('base64')
-    .replace(/(.{64})/g, '$1\n')
-    .trim()}\n-----END PRIVATE KEY-----\n`;
+  return pem('PRIVATE KEY', der);
 }
 
 function pemBody(pem: string): Buffer {

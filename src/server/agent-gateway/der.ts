@@ -147,3 +147,12 @@ export function time(date: Date): Buffer {
     ? tlv(TAG.utcTime, Buffer.from(`${digits.slice(2)}Z`, 'latin1'))
     : tlv(TAG.generalizedTime, Buffer.from(`${digits}Z`, 'latin1'));
 }
+
+/** DER as PEM: base64 in lines of 64 between the label's BEGIN and END lines. */
+export function pem(label: string, der: Uint8Array): string {
+  const body = Buffer.from(der.buffer, der.byteOffset, der.byteLength)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .trim();
+  return `-----BEGIN ${label}-----\n${body}\n-----END ${label}-----\n`;
+}

@@ -11,6 +11,7 @@ import {
   octetString,
   oid,
   oidString,
+  pem,
   sequence,
   set,
   time,
@@ -186,8 +187,5 @@ export function workerTbs(f: WorkerCertificateFields): Buffer {
 export function signCertificate(tbs: Buffer, caKey: KeyObject): string {
   const signature = sign('sha256', tbs, { key: caKey, dsaEncoding: 'der' });
   const der = sequence(tbs, sequence(oid(OID.ecdsaWithSha256)), bitString(signature));
-  return `-----BEGIN CERTIFICATE-----\n${der
-    .toString('base64')
-    .replace(/(.{64})/g, '$1\n')
-    .trim()}\n-----END CERTIFICATE-----\n`;
+  return pem('CERTIFICATE', der);
 }
