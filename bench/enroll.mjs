@@ -16,7 +16,7 @@ import {
   CLK_TCK,
   adminToken,
   json,
-  percentile,
+  enroll,
   pgBackendTicks,
   pgTicksBetween,
   processTicks,
@@ -31,7 +31,7 @@ const BASE_MAIN = env.BENCH_ENROLL_BASE_MAIN;
 
 const log = (...args) => console.error(`[enroll ${new Date().toISOString().slice(11, 19)}]`, ...args);
 
-async function run(main, csrs) {
+async function run(main, keys) {
   const database = `bench_enroll_${process.pid}_${Date.now()}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-enroll-'));
   await pgAdmin(`CREATE DATABASE ${database}`);
@@ -51,46 +51,23 @@ async function run(main, csrs) {
       body: { pre_approved: true, ttl: '24h' },
     });
     if (jt.status !== 201) throw new Error(`join token: ${jt.status}`);
-    const latencies = [];
-    let next = 0;
     const ticks0 = processTicks(svc.child.pid);
     const pg0 = await pgBackendTicks(client, database);
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < csrs.length) {
-          const i = next++;
-          const t0 = performance.now();
-          const res = await json(`${svc.url}/api/v1/orchestrator/workers/enroll`, {
-            method: 'POST',
-            body: {
-              token: jt.body.token,
-              csr: csrs[i],
-              hostname: `bench-enroll-${i}.bench.local`,
-              address: '127.0.0.1',
-              os: 'linux',
-              arch: 'x64',
-              version: 'bench',
-              driver: 'process',
-            },
-          });
-          latencies.push(performance.now() - t0);
-          if (res.status !== 201 || typeof res.body.certificate !== 'string')
-            throw new Error(`enroll ${i}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
-        }
-      }),
-    );
-    const seconds = (performance.now() - started) / 1000;
+    const r = await enroll(svc.url, jt.body.token, 0, keys.length, {
+      concurrency: CONCURRENCY,
+      keys,
+      attempts: 1,
+      prefix: 'bench-enroll',
+    });
     const serviceMs = ((processTicks(svc.child.pid) - ticks0) / CLK_TCK) * 1000;
     const pgMs = (pgTicksBetween(pg0, await pgBackendTicks(client, database)) / CLK_TCK) * 1000;
-    latencies.sort((a, b) => a - b);
     return {
-      seconds,
-      rate: csrs.length / seconds,
-      p50: percentile(latencies, 0.5),
-      p99: percentile(latencies, 0.99),
-      serviceMs: serviceMs / csrs.length,
-      pgMs: pgMs / csrs.length,
+      seconds: r.seconds,
+      rate: keys.length / r.seconds,
+      p50: r.p50,
+      p99: r.p99,
+      serviceMs: serviceMs / keys.length,
+      pgMs: pgMs / keys.length,
     };
   } finally {
     await svc?.stop();
@@ -102,8 +79,8 @@ async function run(main, csrs) {
 
 export async function enrollBench() {
   log(`making ${COUNT} keys and CSRs`);
-  const csrs = [];
-  for (let i = 0; i < COUNT; i++) csrs.push((await newKeyAndCsr(`bench-enroll-${i}`)).csrPem);
+  const keys = [];
+  for (let i = 0; i < COUNT; i++) keys.push(await newKeyAndCsr(`bench-enroll-${i}`));
   const builds = [
     { label: 'this build', main: MAIN },
     ...(BASE_MAIN ? [{ label: BASE_MAIN, main: BASE_MAIN }] : []),
@@ -111,7 +88,7 @@ export async function enrollBench() {
   const rows = [];
   for (let round = 1; round <= REPEAT; round++)
     for (const build of round % 2 === 1 ? builds : [...builds].reverse()) {
-      const r = await run(build.main, csrs);
+      const r = await run(build.main, keys);
       log(
         `${build.label}, run ${round}: ${r.rate.toFixed(0)}/s, ${r.serviceMs.toFixed(1)} ms service CPU each`,
       );

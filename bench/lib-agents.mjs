@@ -124,10 +124,18 @@ export async function adminToken(url) {
 }
 
 /**
- * Enrolls `count` agents (`bench-agent-<first + i>`) with a pre-approved join token: key, CSR,
+ * Enrolls `count` agents (`<prefix>-<first + i>`) with a pre-approved join token: key, CSR,
  * POST .../workers/enroll, `concurrency` in flight. Returns their identities and the CA certificate.
+ * `keys`: keys and CSRs made beforehand (one per agent), so the clock counts the requests only;
+ * `attempts`: tries per agent before it fails the run (1: any refusal does).
  */
-export async function enroll(url, joinToken, first, count, { concurrency = 16 } = {}) {
+export async function enroll(
+  url,
+  joinToken,
+  first,
+  count,
+  { concurrency = 16, keys, attempts = 3, prefix = 'bench-agent' } = {},
+) {
   const out = new Array(count);
   const latencies = [];
   let next = 0;
@@ -138,8 +146,8 @@ export async function enroll(url, joinToken, first, count, { concurrency = 16 } 
     Array.from({ length: Math.min(concurrency, count) }, async () => {
       while (next < count) {
         const i = next++;
-        const name = `bench-agent-${first + i}`;
-        const { keyPem, csrPem } = await newKeyAndCsr(name);
+        const name = `${prefix}-${first + i}`;
+        const { keyPem, csrPem } = keys?.[i] ?? (await newKeyAndCsr(name));
         for (let attempt = 1; ; attempt++) {
           const t0 = performance.now();
           const res = await json(`${url}/api/v1/orchestrator/workers/enroll`, {
@@ -163,7 +171,8 @@ export async function enroll(url, joinToken, first, count, { concurrency = 16 } 
             caPem ??= res.body.ca_certificate;
             break;
           }
-          if (attempt >= 3) throw new Error(`enroll ${name}: ${res.status} ${JSON.stringify(res.body)}`);
+          if (attempt >= attempts)
+            throw new Error(`enroll ${name}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
           retries++;
           await sleep(500);
         }
