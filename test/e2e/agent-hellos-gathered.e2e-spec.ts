@@ -136,7 +136,9 @@ describe('agents connecting or leaving together are served in gathered statement
     const releases = during.filter((q) =>
       /^DELETE FROM agent_sessions WHERE replica = \$1 AND worker_id = ANY/.test(q),
     );
-    const holders = during.filter((q) => /^SELECT worker_id, replica FROM agent_sessions/.test(q));
+    const holders = during.filter((q) =>
+      /^WITH alive AS .*SELECT worker_id, replica FROM agent_sessions JOIN alive/s.test(q),
+    );
     const jobReads = during.filter(isActiveJobsRead);
     // One statement per agent would be 40 of each.
     for (const gathered of [releases, holders, jobReads]) {

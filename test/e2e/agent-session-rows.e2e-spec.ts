@@ -11,8 +11,8 @@ import {
   type AgentIdentity,
 } from '../support/grpc-agent.js';
 
-// A replica renews the `agent_sessions` rows of the streams it holds (each row once it is 2 s old,
-// looked at every second). A row of its own whose stream is gone (the release at the stream's end
+// A replica's `agent_sessions` rows are live while it renews its `agent_replicas` row (every
+// second). A row of its own whose stream is gone (the release at the stream's end
 // failed: the database out of reach, or too busy when a whole fleet left at once) must not be
 // renewed for ever, which would show the worker connected through every replica for as long as
 // this one runs: the renewal removes it.
@@ -57,7 +57,7 @@ describe("a replica's session row without a stream", () => {
     await eventually(async () => !(await connected()), 15_000);
   });
 
-  it('a row claimed within the session TTL stays (a hello may be on its way to its stream)', async () => {
+  it('a row claimed within the session TTL stays; the renewal writes the replica’s row, not the session’s', async () => {
     const db = t.app.get(DataSource);
     const replica = t.app.get(SessionDirectory).replica;
     await db.query(
@@ -67,25 +67,71 @@ describe("a replica's session row without a stream", () => {
     );
     const seenAt = async () =>
       (
-        await db.query<{ seen_at: Date; age_ms: number }[]>(
-          `SELECT seen_at, extract(epoch FROM clock_timestamp() - seen_at) * 1000 AS age_ms
-             FROM agent_sessions WHERE worker_id = $1`,
-          [agent.id],
-        )
+        await db.query<{ seen_at: Date }[]>(`SELECT seen_at FROM agent_sessions WHERE worker_id = $1`, [
+          agent.id,
+        ])
       )[0];
+    const replicaAge = async () =>
+      Number(
+        (
+          await db.query<{ age_ms: number }[]>(
+            `SELECT extract(epoch FROM clock_timestamp() - seen_at) * 1000 AS age_ms
+               FROM agent_replicas WHERE replica = $1`,
+            [replica],
+          )
+        )[0].age_ms,
+      );
     const claimed = await seenAt();
-    // A row is renewed once it is 2 s old, not on every look (each second): after 1.2 s, a look
-    // or two later, it is as it was.
-    await new Promise((resolve) => setTimeout(resolve, 1200));
-    expect((await seenAt()).seen_at).toEqual(claimed.seen_at);
-    // Several renewals later it is still there, renewed: never older than about 3 s (not renewed,
-    // it would be 6 s old).
-    await new Promise((resolve) => setTimeout(resolve, 4800));
-    const row = await seenAt();
-    expect(row).toBeDefined();
-    expect(row.seen_at.getTime()).toBeGreaterThan(claimed.seen_at.getTime());
-    expect(Number(row.age_ms)).toBeLessThan(4500);
+    // Several renewals later the row is still there, unwritten (before session 19 each session
+    // row was renewed itself), and the worker shows as connected: its replica's row is fresh.
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    expect(await seenAt()).toEqual(claimed);
+    expect(await replicaAge()).toBeLessThan(3000);
+    expect(await connected()).toBe(true);
     await db.query('DELETE FROM agent_sessions WHERE worker_id = $1', [agent.id]);
+  });
+
+  it('a session whose replica stopped renewing its row is gone for every replica, and another may take it', async () => {
+    const db = t.app.get(DataSource);
+    // A replica that held the agent's stream and died: its liveness row last renewed just now, then
+    // a minute ago.
+    const ghost = 'ghost-host/1/deadbeef';
+    await db.query(`INSERT INTO agent_replicas (replica, seen_at) VALUES ($1, clock_timestamp())`, [ghost]);
+    await db.query(
+      `INSERT INTO agent_sessions (worker_id, replica, owner, remote_host, probe_address, probe_key)
+       SELECT id, $2, owner, '127.0.0.1', '', '' FROM workers WHERE id = $1`,
+      [agent.id, ghost],
+    );
+    const directory = t.app.get(SessionDirectory);
+    try {
+      await eventually(() => Promise.resolve(directory.get(agent.id)?.replica === ghost), 10_000);
+      expect(await connected()).toBe(true);
+      expect(await directory.heldElsewhere(agent.id)).toBe(true);
+      await db.query(
+        `UPDATE agent_replicas SET seen_at = clock_timestamp() - interval '1 minute' WHERE replica = $1`,
+        [ghost],
+      );
+      await eventually(() => Promise.resolve(directory.get(agent.id) === undefined), 10_000);
+      expect(await connected()).toBe(false);
+      expect(await directory.heldElsewhere(agent.id)).toBe(false);
+      // The agent connects here: its claim takes the dead replica's row.
+      const session = await connectAgent(await agentEndpoint(t), agent, 1000);
+      try {
+        await eventually(async () => {
+          const rows = await db.query<{ replica: string }[]>(
+            'SELECT replica FROM agent_sessions WHERE worker_id = $1',
+            [agent.id],
+          );
+          return rows[0]?.replica === directory.replica;
+        });
+        expect(await connected()).toBe(true);
+      } finally {
+        session.close();
+      }
+    } finally {
+      await db.query(`DELETE FROM agent_sessions WHERE worker_id = $1 AND replica = $2`, [agent.id, ghost]);
+      await db.query(`DELETE FROM agent_replicas WHERE replica = $1`, [ghost]);
+    }
   });
 
   it('a release of an older stream leaves the row of the stream held now; a row lost all the same is restored', async () => {

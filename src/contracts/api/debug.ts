@@ -38,7 +38,7 @@ export interface DebugBundleCut {
 export interface DebugBundleReplica {
   /** The replica's id (`hostname/pid/random`), as the leases and agent_sessions tables name it. */
   id: string;
-  /** Agents whose stream it holds (agent_sessions rows it renewed within their TTL). */
+  /** Agents whose stream it holds (its agent_sessions rows, while it renews its liveness row). */
   agent_sessions: number;
   /** Leases it holds now (`tunnel`, `worker-sweep`, ...). */
   leases: string[];

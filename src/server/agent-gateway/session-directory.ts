@@ -9,16 +9,21 @@ import { every } from '../common/periodic.js';
 import { SecretBox } from '../common/secret-box.js';
 import { AgentSessions, idBits, type IdsFingerprint } from './agent-sessions.js';
 
-/** The holder looks at its sessions this often... */
+/** A replica renews its liveness row and looks at the sessions this often... */
 const RENEW_MS = 1_000;
-/**
- * ...and renews the rows older than this: each row every 2-3 s rather than every second, a third
- * of the writes (at 10,000 agents a renewal of every row took PostgreSQL 40-55 ms a second, and
- * left as many dead row versions for its vacuum), while a live row is never older than about 3 s...
- */
-const RENEW_AFTER_MS = 2_000;
-/** ...and a session not renewed for this long belongs to a replica that died. */
+/** ...and a session whose replica has not renewed its row for this long belongs to one that died. */
 export const SESSION_TTL_MS = 10_000;
+/** Liveness rows of replicas gone this long are deleted (their session rows count as dead anyway). */
+const FORGET_REPLICA_MS = 24 * 3_600_000;
+
+/**
+ * The replicas alive now, for a query's WITH: `$ttl` is the parameter holding SESSION_TTL_MS. A
+ * session row is live while its replica's row is: at 10,000 agents, renewing every session row
+ * (each every 2-3 s) was about 4,000 row updates a second, the most of PostgreSQL's steady load.
+ */
+export const aliveReplicas = (ttl: string): string =>
+  `alive AS (SELECT replica FROM agent_replicas
+              WHERE seen_at > clock_timestamp() - ${ttl} * interval '1 millisecond')`;
 
 /** An agent's session as every replica sees it. */
 export interface SessionInfo {
@@ -105,9 +110,9 @@ class Entries {
 
 /**
  * Which replica holds each agent's stream, in the `agent_sessions` table: the replica that accepts
- * an agent's hello claims its row (a later claim by another replica wins), renews the rows of the
- * streams it holds every second and deletes a row when its stream ends. A replica killed outright
- * stops renewing; its rows count as gone after SESSION_TTL_MS. Every replica reads the live rows
+ * an agent's hello claims its row (a later claim by another replica wins) and deletes it when its
+ * stream ends; it renews its own row in `agent_replicas` every second. A replica killed outright
+ * stops renewing; its session rows count as gone after SESSION_TTL_MS. Every replica reads the live rows
  * every second, so `connected`, the address a worker connects from and the probe peers are the same
  * through any replica. A stream whose row another replica claimed since (the agent connected there)
  * is closed here.
@@ -119,6 +124,8 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
   /** Decrypted probe keys by sealed value: a key is decrypted once, not on every refresh. */
   private readonly keys = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
+  /** When this replica last deleted long-gone replicas' liveness rows. */
+  private forgotAt = 0;
   /**
    * The last claim this replica made for each worker, and when: what restores the row of a stream
    * still here whose row a stream's release deleted (see `refresh`). Forgotten once the worker has
@@ -158,7 +165,11 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.timer);
     // A stopping replica's agents are free at once, not after the TTL.
     await this.dataSource
-      .query(`DELETE FROM agent_sessions WHERE replica = $1`, [this.replica])
+      .query(
+        `WITH sessions AS (DELETE FROM agent_sessions WHERE replica = $1)
+         DELETE FROM agent_replicas WHERE replica = $1`,
+        [this.replica],
+      )
       .catch((err: unknown) => this.logger.warn({ err }, 'agent sessions not released'));
   }
 
@@ -197,7 +208,12 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
        ON CONFLICT (worker_id) DO UPDATE SET replica = EXCLUDED.replica, owner = EXCLUDED.owner,
          remote_host = EXCLUDED.remote_host, probe_address = EXCLUDED.probe_address,
          probe_key = EXCLUDED.probe_key, connected_at = now(), seen_at = now()
-        ${restore ? `WHERE agent_sessions.seen_at <= clock_timestamp() - ${SESSION_TTL_MS} * interval '1 millisecond'` : ''}`,
+        ${
+          restore
+            ? `WHERE NOT EXISTS (SELECT 1 FROM agent_replicas r WHERE r.replica = agent_sessions.replica
+                 AND r.seen_at > clock_timestamp() - ${SESSION_TTL_MS} * interval '1 millisecond')`
+            : ''
+        }`,
       [
         rows.map((r) => r.session.workerId),
         this.replica,
@@ -245,8 +261,9 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
 
   private async heldElsewhereAll(workerIds: string[]): Promise<boolean[]> {
     const rows = await this.dataSource.query<{ worker_id: string; replica: string }[]>(
-      `SELECT worker_id, replica FROM agent_sessions
-        WHERE worker_id = ANY($1::uuid[]) AND seen_at > clock_timestamp() - $2 * interval '1 millisecond'`,
+      `WITH ${aliveReplicas('$2')}
+       SELECT worker_id, replica FROM agent_sessions JOIN alive USING (replica)
+        WHERE worker_id = ANY($1::uuid[])`,
       [uuidArray([...new Set(workerIds)]), SESSION_TTL_MS],
     );
     const holders = new Map(rows.map((row) => [row.worker_id, row.replica]));
@@ -271,16 +288,25 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Renews this replica's rows, reads the other replicas' live rows, and checks its own rows against
-   * its streams: where they differ, closes streams claimed elsewhere, removes rows without a stream
-   * and restores streams without a row.
+   * Renews this replica's liveness row, reads the other replicas' live rows, and checks its own rows
+   * against its streams: where they differ, closes streams claimed elsewhere, removes rows without
+   * a stream and restores streams without a row.
    */
   async refresh(): Promise<void> {
     await this.dataSource.query(
-      `UPDATE agent_sessions SET seen_at = now()
-        WHERE replica = $1 AND seen_at < now() - $2 * interval '1 millisecond'`,
-      [this.replica, RENEW_AFTER_MS],
+      prepared(
+        `INSERT INTO agent_replicas (replica) VALUES ($1)
+         ON CONFLICT (replica) DO UPDATE SET seen_at = clock_timestamp()`,
+      ),
+      [this.replica],
     );
+    if (Date.now() - this.forgotAt > 60_000) {
+      this.forgotAt = Date.now();
+      await this.dataSource.query(
+        `DELETE FROM agent_replicas WHERE seen_at < clock_timestamp() - $1 * interval '1 millisecond'`,
+        [FORGET_REPLICA_MS],
+      );
+    }
     // This replica's rows are usually exactly its streams, which their count and sums tell without
     // reading them: at 10,000 agents, reading every row and rebuilding the directory each second
     // was most of this method's cost (docs/benchmarks.md). The other replicas' rows come with the
@@ -293,8 +319,9 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
     }
     const local = this.sessions.connectedIds();
     const rows = await this.dataSource.query<SessionRow[]>(
-      `SELECT worker_id, replica, owner, remote_host, probe_address, probe_key FROM agent_sessions
-        WHERE seen_at > clock_timestamp() - $1 * interval '1 millisecond'`,
+      `WITH ${aliveReplicas('$1')}
+       SELECT worker_id, replica, owner, remote_host, probe_address, probe_key
+         FROM agent_sessions JOIN alive USING (replica)`,
       [SESSION_TTL_MS],
     );
     const ownRows = rows.filter((row) => row.replica === this.replica);
@@ -345,9 +372,10 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
       (Omit<SessionRow, 'worker_id'> & { worker_id: string | null; n: number; head: string; tail: string })[]
     >(
       prepared(
-        `WITH live AS (
-           SELECT worker_id, replica, owner, remote_host, probe_address, probe_key FROM agent_sessions
-            WHERE seen_at > clock_timestamp() - $2 * interval '1 millisecond'),
+        `WITH ${aliveReplicas('$2')},
+         live AS (
+           SELECT worker_id, replica, owner, remote_host, probe_address, probe_key
+             FROM agent_sessions JOIN alive USING (replica)),
          mine AS (
            SELECT count(*)::int AS n,
                   coalesce(sum(('x' || left(worker_id::text, 8))::bit(32)::int), 0)::text AS head,

@@ -53,12 +53,13 @@ export class DebugRepository {
     };
   }
 
-  /** Replicas with an agent session renewed within `sessionTtlMs`, and holders of unexpired leases. */
+  /** Replicas that renewed their liveness row within `sessionTtlMs` (with their agents), and holders of unexpired leases. */
   async replicaSightings(sessionTtlMs: number): Promise<ReplicaSightings> {
     const sessions = await this.dataSource.query<{ replica: string; agents: string }[]>(
-      `SELECT replica, count(*) AS agents FROM agent_sessions
-        WHERE seen_at > clock_timestamp() - $1 * interval '1 millisecond'
-        GROUP BY replica ORDER BY replica`,
+      `SELECT r.replica, count(s.worker_id) AS agents
+         FROM agent_replicas r LEFT JOIN agent_sessions s ON s.replica = r.replica
+        WHERE r.seen_at > clock_timestamp() - $1 * interval '1 millisecond'
+        GROUP BY r.replica ORDER BY r.replica`,
       [sessionTtlMs],
     );
     const leases = await this.dataSource.query<{ holder: string; names: string[] }[]>(

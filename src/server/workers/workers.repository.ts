@@ -125,8 +125,10 @@ export class WorkersRepository {
                 WHERE status IN ('healthy', 'degraded', 'unhealthy')
                   AND coalesce(last_heartbeat, approved_at) < now() - ($1 || ' milliseconds')::interval
                   -- A live replica holding the worker's stream judges its silence itself.
-                  AND NOT EXISTS (SELECT 1 FROM agent_sessions s WHERE s.worker_id = workers.id
-                                     AND s.seen_at > now() - ($2 || ' milliseconds')::interval)
+                  AND NOT EXISTS (SELECT 1 FROM agent_sessions s
+                                    JOIN agent_replicas r ON r.replica = s.replica
+                                   WHERE s.worker_id = workers.id
+                                     AND r.seen_at > now() - ($2 || ' milliseconds')::interval)
                 FOR UPDATE) AS old
         WHERE w.id = old.id
         RETURNING w.id, old.previous`,

@@ -11,6 +11,7 @@ import { Replicas1764000900000 } from './1764000900000-replicas.js';
 import { StackMonitoringClients1764001200000 } from './1764001200000-stack-monitoring-clients.js';
 import { StackLogs1764001300000 } from './1764001300000-stack-logs.js';
 import { AuthRevocations1764001400000 } from './1764001400000-auth-revocations.js';
+import { AgentReplicas1764001500000 } from './1764001500000-agent-replicas.js';
 
 /** Every migration, oldest first. ESM has no directory globbing, so each is listed here. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   StackMonitoringClients1764001200000,
   StackLogs1764001300000,
   AuthRevocations1764001400000,
+  AgentReplicas1764001500000,
 ];
