@@ -75,9 +75,11 @@ export class SampleBuffer {
     if (series === undefined) this.byOwner.set(owner, (series = new Map<string, Collected>()));
     let s = series.get(key);
     if (s === undefined)
+      // Room for one: most series get one sample between flushes (a heartbeat every 10 s, a flush
+      // every 5 s), handed over as they are.
       series.set(
         key,
-        (s = { key, labels, timestamps: new Float64Array(4), values: new Float64Array(4), n: 0 }),
+        (s = { key, labels, timestamps: new Float64Array(1), values: new Float64Array(1), n: 0 }),
       );
     else if (s.n === s.timestamps.length) {
       const timestamps = new Float64Array(s.n * 2);
@@ -109,8 +111,10 @@ export class SampleBuffer {
         all.push({
           key: s.key,
           labels: s.labels,
-          timestamps: s.timestamps.subarray(0, s.n),
-          values: s.values.subarray(0, s.n),
+          // Full arrays as they are; else a copy of their part (a small copy stays in V8's heap,
+          // where a subarray view would move the buffer out of it).
+          timestamps: s.n === s.timestamps.length ? s.timestamps : s.timestamps.slice(0, s.n),
+          values: s.n === s.values.length ? s.values : s.values.slice(0, s.n),
         });
       for (let from = 0; from < all.length; from += FLUSH_SLICE_SERIES) {
         if (!first) await new Promise((resolve) => setTimeout(resolve, FLUSH_SLICE_GAP_MS));

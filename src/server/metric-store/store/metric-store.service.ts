@@ -163,9 +163,12 @@ export class MetricStoreService {
   }
 }
 
-/** A copy as a Float64Array; a Float64Array's bytes are copied as they are. */
+/**
+ * As a Float64Array: one is taken as it is (the write only reads it, and the callers' arrays are
+ * theirs alone: a request's decoded samples, a flushed buffer's), anything else copied.
+ */
 const float64 = (a: ArrayLike<number>): Float64Array =>
-  a instanceof Float64Array ? a.slice() : Float64Array.from(a);
+  a instanceof Float64Array ? a : Float64Array.from(a);
 
 /** Strictly ascending (no two samples at one time). */
 function ascending(timestamps: ArrayLike<number>): boolean {
