@@ -1,8 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labelsFromRecord } from '../../src/server/metric-store/labels.js';
 import { encodeWriteRequest } from '../../src/server/metric-store/remote-write-encode.js';
-import { staleMarker } from '../../src/server/metric-store/series.js';
+import { setStale } from '../../src/server/metric-store/series.js';
 import { ADMIN, startTestApp, type TestApp } from '../support/app.js';
+
+/** Values with Prometheus's stale marker written as bits at `at` (a plain array may lose its payload). */
+function withStale(values: number[], at: number): Float64Array {
+  const out = Float64Array.from(values);
+  setStale(out, at);
+  return out;
+}
 
 // Ingestion routes: remote write (snappy protobuf) and the text exposition format, their bad
 // input, scopes and credentials. A real Prometheus writing here is in metric-prometheus.
@@ -39,7 +46,7 @@ describe('metric store ingestion', () => {
         {
           labels: labelsFromRecord({ __name__: 'rw_requests_total', job: 'rw', instance: 'b' }),
           timestamps: [now - 30_000, now - 15_000],
-          values: [5, staleMarker()],
+          values: withStale([5, 0], 1),
         },
       ],
       [{ metric: 'rw_requests_total', type: 'counter', help: 'Requests.', unit: '' }],

@@ -4,8 +4,7 @@
  * values, and label combinations for matching, grouping and label functions. Four hours from T0,
  * scrape times jittered as real scrapes are.
  */
-import { staleMarker } from '../../../src/server/metric-store/series.js';
-import type { MemorySeries } from './memory-queryable.js';
+import type { MemorySeries, Sample } from './memory-queryable.js';
 
 export const T0 = 1_700_000_000_000;
 export const SPAN = 4 * 3_600_000;
@@ -52,10 +51,10 @@ function gauge(ts: number[], start: number, step: number): [number, number][] {
 }
 
 /** Ends the series with a stale marker at `at` and restarts it at `again` (if given). */
-function withStale(samples: [number, number][], at: number, again?: number): [number, number][] {
+function withStale(samples: Sample[], at: number, again?: number): Sample[] {
   const before = samples.filter(([t]) => t < T0 + at);
   const after = again === undefined ? [] : samples.filter(([t]) => t >= T0 + again);
-  return [...before, [T0 + at, staleMarker()], ...after];
+  return [...before, [T0 + at, NaN, 'stale'], ...after];
 }
 
 function histograms(out: MemorySeries[]): void {
@@ -127,7 +126,7 @@ export function generate(): MemorySeries[] {
       for (const method of ['GET', 'POST'])
         for (const code of ['200', '500']) {
           const gaps: [number, number][] = job === 'db' && instance === 'i2' ? [[60 * MIN, 80 * MIN]] : [];
-          let samples = counter(times(15_000, gaps), code === '200' ? 20 : 2, 0.004);
+          let samples: Sample[] = counter(times(15_000, gaps), code === '200' ? 20 : 2, 0.004);
           if (job === 'web' && instance === 'i1') samples = withStale(samples, 120 * MIN, 150 * MIN);
           if (job === 'api' && method === 'POST' && code === '500') samples = withStale(samples, 200 * MIN);
           out.push({ labels: { __name__: 'http_requests_total', job, instance, method, code }, samples });
@@ -178,7 +177,7 @@ export function generate(): MemorySeries[] {
     });
   for (const id of ['1', '2', '3', '4']) {
     const samples = gauge(times(20_000), 50, 10);
-    const stale: Record<string, [number, number][]> = {
+    const stale: Record<string, Sample[]> = {
       '1': withStale(samples, 30 * MIN, 31 * MIN),
       '2': withStale(withStale(samples, 100 * MIN, 140 * MIN), 180 * MIN),
       '3': withStale(samples, 61 * MIN),

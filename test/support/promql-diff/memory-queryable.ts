@@ -3,14 +3,34 @@
  * select applies the matchers with production's matchers.ts (what the store's select runs) and
  * cuts [mint, maxt]. The samples are test support, not production storage.
  */
-import type { LabelSet, Matcher, Queryable, SeriesSamples } from '../../../src/server/metric-store/series.js';
+import {
+  setStale,
+  type LabelSet,
+  type Matcher,
+  type Queryable,
+  type SeriesSamples,
+} from '../../../src/server/metric-store/series.js';
 import { canonicalLabels } from '../../../src/server/metric-store/labels.js';
 import { compileMatcher, matchesAll } from '../../../src/server/metric-store/matchers.js';
 
+/**
+ * [timestamp ms, value], or [timestamp ms, NaN, 'stale'] for Prometheus's stale marker: a marker held
+ * as a number in a plain array may lose its NaN payload (series.ts), so it is written as bits only
+ * where the values become a Float64Array (sampleValues).
+ */
+export type Sample = [t: number, v: number, stale?: 'stale'];
+
 export interface MemorySeries {
   labels: Record<string, string>;
-  /** [timestamp ms, value] in ascending time order. */
-  samples: [number, number][];
+  /** In ascending time order. */
+  samples: Sample[];
+}
+
+/** The samples' values, stale markers written bit for bit. */
+export function sampleValues(samples: readonly Sample[]): Float64Array {
+  const values = Float64Array.from(samples, ([, v]) => v);
+  samples.forEach(([, , stale], i) => stale === 'stale' && setStale(values, i));
+  return values;
 }
 
 export class MemoryQueryable implements Queryable {
@@ -23,7 +43,7 @@ export class MemoryQueryable implements Queryable {
       return {
         labels,
         t: Float64Array.from(s.samples.map(([t]) => t)),
-        v: Float64Array.from(s.samples.map(([, v]) => v)),
+        v: sampleValues(s.samples),
       };
     });
   }

@@ -3,7 +3,7 @@
  * a real Prometheus and our write route both read; series labels written sorted by name.
  */
 import { encodeWriteRequest } from '../../../src/server/metric-store/remote-write-encode.js';
-import type { MemorySeries } from './memory-queryable.js';
+import { sampleValues, type MemorySeries } from './memory-queryable.js';
 
 const toWire = (series: MemorySeries[]) =>
   series
@@ -13,7 +13,7 @@ const toWire = (series: MemorySeries[]) =>
         .sort()
         .map((name) => ({ name, value: s.labels[name] })),
       timestamps: s.samples.map(([t]) => t),
-      values: s.samples.map(([, v]) => v),
+      values: sampleValues(s.samples),
     }));
 
 /**

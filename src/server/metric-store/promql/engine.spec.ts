@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryQueryable, type MemorySeries } from '../../../../test/support/promql-diff/memory-queryable.js';
+import {
+  MemoryQueryable,
+  type MemorySeries,
+  type Sample,
+} from '../../../../test/support/promql-diff/memory-queryable.js';
 import type { Matcher, Queryable, SeriesSamples } from '../series.js';
-import { staleMarker } from '../series.js';
 import { instantQuery, rangeQuery, type QueryOptions, type QueryResult } from './engine.js';
 import { PromqlError } from './errors.js';
 
@@ -26,7 +29,7 @@ async function failure(run: Promise<unknown>): Promise<PromqlError> {
   throw new Error('the query succeeded');
 }
 
-const series = (labels: Record<string, string>, samples: [number, number][]): MemorySeries => ({
+const series = (labels: Record<string, string>, samples: Sample[]): MemorySeries => ({
   labels,
   samples,
 });
@@ -36,7 +39,7 @@ describe('engine semantics', () => {
     series({ __name__: 'a' }, [
       [T, 1],
       [T + 10 * S, 2],
-      [T + 20 * S, staleMarker()],
+      [T + 20 * S, NaN, 'stale'],
       [T + 40 * S, 4],
     ]),
     series({ __name__: 'b' }, [[T, 7]]),
