@@ -8,6 +8,7 @@ import { Leases } from '../common/leases.js';
 import { every } from '../common/periodic.js';
 import { SecretBox } from '../common/secret-box.js';
 import { AgentSessions, idBits, type IdsFingerprint } from './agent-sessions.js';
+import { aliveReplicas } from './alive-replicas.js';
 
 /** A replica renews its liveness row and looks at the sessions this often... */
 const RENEW_MS = 1_000;
@@ -15,15 +16,6 @@ const RENEW_MS = 1_000;
 export const SESSION_TTL_MS = 10_000;
 /** Liveness rows of replicas gone this long are deleted (their session rows count as dead anyway). */
 const FORGET_REPLICA_MS = 24 * 3_600_000;
-
-/**
- * The replicas alive now, for a query's WITH: `$ttl` is the parameter holding SESSION_TTL_MS. A
- * session row is live while its replica's row is: at 10,000 agents, renewing every session row
- * (each every 2-3 s) was about 4,000 row updates a second, the most of PostgreSQL's steady load.
- */
-export const aliveReplicas = (ttl: string): string =>
-  `alive AS (SELECT replica FROM agent_replicas
-              WHERE seen_at > clock_timestamp() - ${ttl} * interval '1 millisecond')`;
 
 /** An agent's session as every replica sees it. */
 export interface SessionInfo {
@@ -201,19 +193,15 @@ export class SessionDirectory implements OnModuleInit, OnModuleDestroy {
     }));
     const restore = mode === 'restore';
     await this.dataSource.query(
-      `INSERT INTO agent_sessions (worker_id, replica, owner, remote_host, probe_address, probe_key)
+      `${restore ? `WITH ${aliveReplicas(String(SESSION_TTL_MS))}` : ''}
+       INSERT INTO agent_sessions (worker_id, replica, owner, remote_host, probe_address, probe_key)
        SELECT w, $2, o, h, a, k FROM unnest($1::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])
          AS c(w, o, h, a, k)
         ${restore ? 'WHERE EXISTS (SELECT 1 FROM workers WHERE workers.id = c.w)' : ''}
        ON CONFLICT (worker_id) DO UPDATE SET replica = EXCLUDED.replica, owner = EXCLUDED.owner,
          remote_host = EXCLUDED.remote_host, probe_address = EXCLUDED.probe_address,
          probe_key = EXCLUDED.probe_key, connected_at = now(), seen_at = now()
-        ${
-          restore
-            ? `WHERE NOT EXISTS (SELECT 1 FROM agent_replicas r WHERE r.replica = agent_sessions.replica
-                 AND r.seen_at > clock_timestamp() - ${SESSION_TTL_MS} * interval '1 millisecond')`
-            : ''
-        }`,
+        ${restore ? 'WHERE NOT EXISTS (SELECT 1 FROM alive WHERE alive.replica = agent_sessions.replica)' : ''}`,
       [
         rows.map((r) => r.session.workerId),
         this.replica,

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { aliveReplicas } from '../agent-gateway/alive-replicas.js';
 
 /** node-postgres's pool as TypeORM's postgres driver holds it (`driver.master`). */
 interface PgPool {
@@ -56,10 +57,10 @@ export class DebugRepository {
   /** Replicas that renewed their liveness row within `sessionTtlMs` (with their agents), and holders of unexpired leases. */
   async replicaSightings(sessionTtlMs: number): Promise<ReplicaSightings> {
     const sessions = await this.dataSource.query<{ replica: string; agents: string }[]>(
-      `SELECT r.replica, count(s.worker_id) AS agents
-         FROM agent_replicas r LEFT JOIN agent_sessions s ON s.replica = r.replica
-        WHERE r.seen_at > clock_timestamp() - $1 * interval '1 millisecond'
-        GROUP BY r.replica ORDER BY r.replica`,
+      `WITH ${aliveReplicas('$1')}
+       SELECT alive.replica, count(s.worker_id) AS agents
+         FROM alive LEFT JOIN agent_sessions s ON s.replica = alive.replica
+        GROUP BY alive.replica ORDER BY alive.replica`,
       [sessionTtlMs],
     );
     const leases = await this.dataSource.query<{ holder: string; names: string[] }[]>(

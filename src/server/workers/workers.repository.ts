@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, In, Repository } from 'typeorm';
+import { aliveReplicas } from '../agent-gateway/alive-replicas.js';
 import { Batcher, AGENT_GATHERING } from '../common/batcher.js';
 import { isUuid } from '../common/ids.js';
 import type { Cursor } from '../common/pagination.js';
@@ -120,19 +121,18 @@ export class WorkersRepository {
     sessionTtlMs: number,
   ): Promise<{ id: string; previous: WorkerState }[]> {
     const [rows] = await this.dataSource.query<[{ id: string; previous: WorkerState }[], number]>(
-      `UPDATE workers AS w SET status = 'unreachable'
+      `WITH ${aliveReplicas('$2')}
+       UPDATE workers AS w SET status = 'unreachable'
          FROM (SELECT id, status AS previous FROM workers
                 WHERE status IN ('healthy', 'degraded', 'unhealthy')
                   AND coalesce(last_heartbeat, approved_at) < now() - ($1 || ' milliseconds')::interval
                   -- A live replica holding the worker's stream judges its silence itself.
-                  AND NOT EXISTS (SELECT 1 FROM agent_sessions s
-                                    JOIN agent_replicas r ON r.replica = s.replica
-                                   WHERE s.worker_id = workers.id
-                                     AND r.seen_at > now() - ($2 || ' milliseconds')::interval)
+                  AND NOT EXISTS (SELECT 1 FROM agent_sessions s JOIN alive USING (replica)
+                                   WHERE s.worker_id = workers.id)
                 FOR UPDATE) AS old
         WHERE w.id = old.id
         RETURNING w.id, old.previous`,
-      [String(silenceMs), String(sessionTtlMs)],
+      [String(silenceMs), sessionTtlMs],
     );
     return rows;
   }
