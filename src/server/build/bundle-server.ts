@@ -14,6 +14,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../tunnel/install/package-root.js';
+import { dropNameWrappers } from './drop-name-wrappers.js';
 import { ESM_BANNER } from './esm-banner.js';
 
 const root = packageRoot(import.meta.url);
@@ -144,6 +145,20 @@ async function checkNoDefaultOnlyChunks(): Promise<void> {
   }
 }
 
+/**
+ * keepNames' `__name` wrappers cost a dictionary-mode function object and a property redefinition
+ * per closure created (drop-name-wrappers.ts); each output file loses those that change nothing.
+ * The rewrite keeps every character's position, so the linked source maps stay as esbuild wrote them.
+ */
+async function dropRedundantNameWrappers(): Promise<void> {
+  for (const file of await readdir(outdir)) {
+    if (!file.endsWith('.mjs')) continue;
+    const path = join(outdir, file);
+    const { code, dropped } = dropNameWrappers(await readFile(path, 'utf8'));
+    if (dropped > 0) await writeFile(path, code);
+  }
+}
+
 /** Writes the bundle into dist/server/bundle/ (emptied first); returns its entry's path. */
 export async function bundleServer(): Promise<string> {
   await rm(outdir, { recursive: true, force: true });
@@ -162,7 +177,8 @@ export async function bundleServer(): Promise<string> {
     // design types Nest injects by, silently.
     banner: { js: `import 'reflect-metadata';\n${ESM_BANNER}` },
     external: EXTERNAL,
-    // Nest names providers, loggers and errors after their classes.
+    // Nest names providers, loggers and errors after their classes. The wrappers this adds where the
+    // language would give the same name anyway are blanked out after the build (dropNameWrappers).
     keepNames: true,
     minifyWhitespace: true,
     minifySyntax: true,
@@ -174,6 +190,7 @@ export async function bundleServer(): Promise<string> {
     plugins: [ownModuleUrls, packageDirnames, nativeAddons, namedCjsDynamicImports],
   });
   await checkNoDefaultOnlyChunks();
+  await dropRedundantNameWrappers();
   // Which chunk holds which file, paths relative to the project (test/e2e/lazy-modules.e2e-spec.ts
   // reads it; so does esbuild's bundle analyzer).
   await writeFile(join(outdir, 'metafile.json'), JSON.stringify(result.metafile));

@@ -26,11 +26,11 @@ export function withMonitoringFiles(
 ): ServiceDefinition[] {
   const component = (s: ServiceDefinition): MonitoringComponent | undefined =>
     catalog.monitoring.services.find((t) => t.name === s.name)?.component;
-  const find = (c: MonitoringComponent) => monitoringServices.find((s) => component(s) === c);
+  const serviceOf = (c: MonitoringComponent) => monitoringServices.find((s) => component(s) === c);
   const url = (s: ServiceDefinition | undefined) =>
     s && s.ports.length > 0 ? `http://${s.name}:${s.ports[0].container}` : null;
-  const metricsStore = find('metrics_store');
-  const logStore = find('log_store');
+  const metricsStore = serviceOf('metrics_store');
+  const logStore = serviceOf('log_store');
 
   // Process services are not on the stack's network: their agent scrapes them.
   // (`metrics` is absent or null when a service declares none, by the revision's age.)
@@ -47,7 +47,7 @@ export function withMonitoringFiles(
       : [],
   );
 
-  const config = (path: string, content: string): ServiceFileDefinition => ({
+  const configFile = (path: string, content: string): ServiceFileDefinition => ({
     path,
     content,
     mode: CONFIG_MODE,
@@ -57,7 +57,7 @@ export function withMonitoringFiles(
     switch (component(s)) {
       case 'metrics_store':
         return [
-          config(PATHS.prometheusConfig, prometheusConfig({ stack, targets })),
+          configFile(PATHS.prometheusConfig, prometheusConfig({ stack, targets })),
           {
             path: PATHS.prometheusPassword,
             content: '',
@@ -67,7 +67,7 @@ export function withMonitoringFiles(
         ];
       case 'log_store':
         return [
-          config(
+          configFile(
             PATHS.lokiConfig,
             lokiConfig({
               stack,
@@ -78,12 +78,12 @@ export function withMonitoringFiles(
         ];
       case 'dashboard':
         return [
-          config(
+          configFile(
             PATHS.grafanaDatasources,
             grafanaDatasources({ stack, metricsUrl: url(metricsStore) ?? '', logsUrl: url(logStore) }),
           ),
-          config(PATHS.grafanaDashboards, grafanaDashboardProvider(stack)),
-          config(
+          configFile(PATHS.grafanaDashboards, grafanaDashboardProvider(stack)),
+          configFile(
             `${PATHS.grafanaDashboardDir}/${stack}.json`,
             stackDashboard({ stack, scraped: targets.map((t) => t.service), logs: logStore !== undefined }),
           ),

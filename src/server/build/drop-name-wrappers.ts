@@ -1,0 +1,235 @@
+// Build time only (bundle-server.ts runs it over the service's bundle; the service never imports it).
+//
+// esbuild's `keepNames` keeps every function's and class's `name` through bundling by wrapping it:
+// `const f = __name(() => …, "f")`, or a statement `__name(f, "f")` after `function f() {}`.
+// `__name` redefines the function's `name` property, which turns that function object's properties
+// into a dictionary: about 256 bytes more per closure and about 0.6 µs per call on this machine,
+// paid every time a closure is created inside a function that runs per request or per connection
+// (docs/benchmarks.md, "Memory per connected agent", session 20). Most wrappers are redundant: the
+// function stands where JavaScript gives it that very name anyway (`const f = () => …` is named
+// "f"). Those are blanked out here, character for character with spaces, so that every other
+// character keeps its line and column and the bundle's source maps stay exact. A wrapper is kept
+// wherever the name would differ without it: a variable esbuild renamed (`const f2 = __name(…,
+// "f")`), a member assignment, an argument, a class.
+import { parse, type Node } from 'acorn';
+
+type AnyNode = Node & Record<string, unknown>;
+
+export interface DropNameWrappersResult {
+  code: string;
+  /** Wrappers blanked out. */
+  dropped: number;
+  /** `__name(...)` calls left as they were. */
+  kept: number;
+}
+
+const NAMING_ASSIGNMENTS = new Set(['=', '||=', '&&=', '??=']);
+
+function isNode(value: unknown): value is AnyNode {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string'
+  );
+}
+
+function children(node: AnyNode): AnyNode[] {
+  const out: AnyNode[] = [];
+  for (const key of Object.keys(node)) {
+    const value = node[key];
+    if (Array.isArray(value)) {
+      for (const item of value) if (isNode(item)) out.push(item);
+    } else if (isNode(value)) out.push(value);
+  }
+  return out;
+}
+
+/** `key` of a non-computed property or field as the name JavaScript would give its function. */
+function keyName(key: AnyNode): string | undefined {
+  if (key.type === 'Identifier') return key.name as string;
+  if (key.type === 'PrivateIdentifier') return `#${key.name as string}`;
+  if (key.type === 'Literal' && typeof key.value === 'string') return key.value;
+  return undefined;
+}
+
+/**
+ * The name an anonymous function expression standing as `node` under `parent` gets from the language
+ * (named evaluation), or undefined where it gets none.
+ */
+function inferredName(parent: AnyNode, node: AnyNode): string | undefined {
+  switch (parent.type) {
+    case 'VariableDeclarator': {
+      const id = parent.id as AnyNode;
+      return parent.init === node && id.type === 'Identifier' ? (id.name as string) : undefined;
+    }
+    case 'AssignmentExpression':
+    case 'AssignmentPattern': {
+      const left = parent.left as AnyNode;
+      if (parent.right !== node || left.type !== 'Identifier') return undefined;
+      if (parent.type === 'AssignmentExpression' && !NAMING_ASSIGNMENTS.has(parent.operator as string))
+        return undefined;
+      // `(f) = …` names nothing; acorn starts a parenthesized target's assignment at the parenthesis.
+      return parent.start === left.start ? (left.name as string) : undefined;
+    }
+    case 'Property': {
+      if (
+        parent.value !== node ||
+        parent.kind !== 'init' ||
+        parent.computed ||
+        parent.method ||
+        parent.shorthand
+      ) {
+        return undefined;
+      }
+      const name = keyName(parent.key as AnyNode);
+      // `__proto__: function () {}` sets the prototype and names nothing.
+      return name === '__proto__' ? undefined : name;
+    }
+    case 'PropertyDefinition':
+      return parent.value === node && !parent.computed ? keyName(parent.key as AnyNode) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** `__name(target, "literal")`: the call's target and literal, or undefined for anything else. */
+function nameCall(node: AnyNode): { target: AnyNode; name: string } | undefined {
+  if (node.type !== 'CallExpression' || node.optional) return undefined;
+  const callee = node.callee as AnyNode;
+  const args = node.arguments as AnyNode[];
+  if (callee.type !== 'Identifier' || callee.name !== '__name' || args.length !== 2) return undefined;
+  const [target, literal] = args;
+  if (literal.type !== 'Literal' || typeof literal.value !== 'string' || target.type === 'SpreadElement') {
+    return undefined;
+  }
+  return { target, name: literal.value };
+}
+
+const STATEMENT_LISTS: Record<string, string> = {
+  Program: 'body',
+  BlockStatement: 'body',
+  StaticBlock: 'body',
+  SwitchCase: 'consequent',
+};
+
+/** The names a statement list declares: those of its function declarations, and all the others. */
+interface Declared {
+  functions: Set<string>;
+  others: Set<string>;
+}
+
+/** The names a binding pattern (`x`, `{ a, b: [c] }`, `...rest`, `d = 1`) binds. */
+function boundNames(pattern: AnyNode): string[] {
+  switch (pattern.type) {
+    case 'Identifier':
+      return [pattern.name as string];
+    case 'ObjectPattern':
+      return (pattern.properties as AnyNode[]).flatMap((p) =>
+        boundNames(p.type === 'RestElement' ? (p.argument as AnyNode) : (p.value as AnyNode)),
+      );
+    case 'ArrayPattern':
+      return (pattern.elements as Array<AnyNode | null>).flatMap((e) => (e ? boundNames(e) : []));
+    case 'AssignmentPattern':
+      return boundNames(pattern.left as AnyNode);
+    case 'RestElement':
+      return boundNames(pattern.argument as AnyNode);
+    default:
+      return [];
+  }
+}
+
+function declaredIn(statements: AnyNode[]): Declared {
+  const declared: Declared = { functions: new Set(), others: new Set() };
+  for (const statement of statements) {
+    const id = statement.id as AnyNode | null | undefined;
+    if (statement.type === 'FunctionDeclaration' && id) declared.functions.add(id.name as string);
+    else if (statement.type === 'ClassDeclaration' && id) declared.others.add(id.name as string);
+    else if (statement.type === 'VariableDeclaration') {
+      for (const declarator of statement.declarations as AnyNode[]) {
+        for (const name of boundNames(declarator.id as AnyNode)) declared.others.add(name);
+      }
+    }
+  }
+  return declared;
+}
+
+/** A node on the walk, with the chain of nodes above it. */
+interface Entry {
+  node: AnyNode;
+  up?: Entry;
+}
+
+/**
+ * Where a `__name(f, "f")` call's value is `f` itself, and `f` can only be the function declared under
+ * that name in the statement list the call stands in: the call is in that list's statement through
+ * nothing that binds names (a statement, a return, a comma sequence).
+ */
+const TRANSPARENT = new Set(['ExpressionStatement', 'ReturnStatement', 'SequenceExpression']);
+
+/** Blanks out the `__name` wrappers whose names JavaScript would give the same functions by itself. */
+export function dropNameWrappers(code: string): DropNameWrappersResult {
+  const ast = parse(code, { ecmaVersion: 'latest', sourceType: 'module' }) as unknown as AnyNode;
+  const blanks: Array<[number, number]> = [];
+  let calls = 0;
+  let dropped = 0;
+  const lists = new Map<AnyNode, Declared>();
+  const declaredBy = (owner: AnyNode): Declared => {
+    let declared = lists.get(owner);
+    if (!declared) lists.set(owner, (declared = declaredIn(owner[STATEMENT_LISTS[owner.type]] as AnyNode[])));
+    return declared;
+  };
+  const stack: Entry[] = [{ node: ast }];
+  while (stack.length > 0) {
+    const entry = stack.pop()!;
+    const { node } = entry;
+    const parent = entry.up?.node;
+    const call = nameCall(node);
+    if (call) {
+      calls += 1;
+      const { target, name } = call;
+      const anonymous =
+        target.type === 'ArrowFunctionExpression' ||
+        (target.type === 'FunctionExpression' && target.id === null);
+      if (anonymous && parent && inferredName(parent, node) === name) {
+        // `__name(` and `, "name")` go; the function stays where the call was.
+        blanks.push([node.start, target.start], [target.end, node.end]);
+        dropped += 1;
+      } else if (target.type === 'FunctionExpression' && (target.id as AnyNode | null)?.name === name) {
+        // A named function expression has its own name wherever it stands. Dropped only when it is in
+        // parentheses, which stay: bare at a statement's start it would become a declaration.
+        const head = /^__name\(\s*\(\s*$/.exec(code.slice(node.start, target.start));
+        const tail = /^\s*\)/.exec(code.slice(target.end, node.end));
+        if (head && tail) {
+          blanks.push(
+            [node.start, node.start + head[0].lastIndexOf('(')],
+            [target.end + tail[0].length, node.end],
+          );
+          dropped += 1;
+        }
+      } else if (target.type === 'Identifier' && target.name === name) {
+        // A declared function's own name: the call goes, its argument stays (a whole statement of
+        // only the call goes too), when the function is declared under that name, and nothing else
+        // is, in the statement list the call stands in.
+        let up = entry.up;
+        while (up && TRANSPARENT.has(up.node.type)) up = up.up;
+        const owner = up?.node;
+        const declared = owner && STATEMENT_LISTS[owner.type] ? declaredBy(owner) : undefined;
+        if (declared?.functions.has(name) && !declared.others.has(name)) {
+          if (parent?.type === 'ExpressionStatement') blanks.push([parent.start, parent.end]);
+          else blanks.push([node.start, target.start], [target.end, node.end]);
+          dropped += 1;
+        }
+      }
+    }
+    for (const child of children(node)) stack.push({ node: child, up: entry });
+  }
+  blanks.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let at = 0;
+  for (const [start, end] of blanks) {
+    out += code.slice(at, start) + code.slice(start, end).replace(/[^\r\n]/g, ' ');
+    at = end;
+  }
+  out += code.slice(at);
+  // What went is whole calls and statements; the result must still parse as a module.
+  parse(out, { ecmaVersion: 'latest', sourceType: 'module' });
+  return { code: out, dropped, kept: calls - dropped };
+}
