@@ -10,7 +10,11 @@
 // "f"). Those are blanked out here, character for character with spaces, so that every other
 // character keeps its line and column and the bundle's source maps stay exact. A wrapper is kept
 // wherever the name would differ without it: a variable esbuild renamed (`const f2 = __name(…,
-// "f")`), a member assignment, an argument, a class.
+// "f")`), a member assignment, an argument, a class; and wherever the function around it could
+// give a declared function's name another value, or a removal could join lines.
+//
+// Written for esbuild's output; a review's counterexamples (test cases in the spec) are guarded
+// against even where that output never holds them.
 import { parse, type Node } from 'acorn';
 
 type AnyNode = Node & Record<string, unknown>;
@@ -155,7 +159,16 @@ function declaredIn(statements: AnyNode[]): Declared {
 interface Entry {
   node: AnyNode;
   up?: Entry;
+  /** The function (or the file) the node is in: its own entry for a function. */
+  scope?: Entry;
 }
+
+const FUNCTIONS = new Set([
+  'Program',
+  'FunctionDeclaration',
+  'FunctionExpression',
+  'ArrowFunctionExpression',
+]);
 
 /**
  * Where a `__name(f, "f")` call's value is `f` itself, and `f` can only be the function declared under
@@ -164,7 +177,46 @@ interface Entry {
  */
 const TRANSPARENT = new Set(['ExpressionStatement', 'ReturnStatement', 'SequenceExpression']);
 
-/** Blanks out the `__name` wrappers whose names JavaScript would give the same functions by itself. */
+/**
+ * The names a node binds or assigns (declarations, parameters, assignments, `++`): a declared
+ * function's wrapper is dropped only if nothing else in the function around it (closures included)
+ * can give its name another value, so that `f` where the wrapper stood is certainly the function
+ * declared as `f`.
+ */
+function assignedNames(node: AnyNode): string[] {
+  switch (node.type) {
+    case 'VariableDeclarator':
+      return boundNames(node.id as AnyNode);
+    case 'AssignmentExpression':
+      return boundNames(node.left as AnyNode);
+    case 'UpdateExpression':
+      return boundNames(node.argument as AnyNode);
+    case 'ForInStatement':
+    case 'ForOfStatement':
+      return boundNames(node.left as AnyNode);
+    case 'CatchClause':
+      return node.param ? boundNames(node.param as AnyNode) : [];
+    case 'FunctionDeclaration':
+    case 'FunctionExpression':
+    case 'ArrowFunctionExpression':
+      return (node.params as AnyNode[]).flatMap((p) => boundNames(p));
+    case 'ClassDeclaration':
+    case 'ClassExpression':
+      return node.id ? [(node.id as AnyNode).name as string] : [];
+    case 'ImportSpecifier':
+    case 'ImportDefaultSpecifier':
+    case 'ImportNamespaceSpecifier':
+      return [(node.local as AnyNode).name as string];
+    default:
+      return [];
+  }
+}
+
+/**
+ * Blanks out the `__name` wrappers whose names JavaScript would give the same functions by itself.
+ * Written for esbuild's output (one `__name` helper, imported or declared at the top of each file);
+ * a file that binds `__name` anywhere else is left as it is.
+ */
 export function dropNameWrappers(code: string): DropNameWrappersResult {
   const ast = parse(code, { ecmaVersion: 'latest', sourceType: 'module' }) as unknown as AnyNode;
   const blanks: Array<[number, number]> = [];
@@ -176,11 +228,52 @@ export function dropNameWrappers(code: string): DropNameWrappersResult {
     if (!declared) lists.set(owner, (declared = declaredIn(owner[STATEMENT_LISTS[owner.type]] as AnyNode[])));
     return declared;
   };
-  const stack: Entry[] = [{ node: ast }];
+  /** Per function (and the file): the names given a value in it, closures included. */
+  const assigned = new Map<AnyNode, Set<string>>();
+  /** Per function (and the file): how many function declarations each name has in it. */
+  const declarations = new Map<AnyNode, Map<string, number>>();
+  /** `scope` and every function around it. */
+  const scopesFrom = function* (scope: Entry | undefined) {
+    for (let e = scope; e; e = e.up?.scope) yield e.node;
+  };
+  let helperBindings = 0;
+  /** Declared functions' wrappers, dropped after the walk if nothing else assigns their names. */
+  const pending: Array<{ name: string; scope: AnyNode; ranges: Array<[number, number]> }> = [];
+  /**
+   * `__name(` up to `target`, where it holds no line break: `return __name(\nf, "f")` must not become
+   * a bare `return` (the functions named by where they stand are never after a `return`).
+   */
+  const head = (node: AnyNode, target: AnyNode): [number, number] | undefined =>
+    /[\r\n\u2028\u2029]/.test(code.slice(node.start, target.start)) ? undefined : [node.start, target.start];
+  const root: Entry = { node: ast };
+  root.scope = root;
+  const stack: Entry[] = [root];
   while (stack.length > 0) {
     const entry = stack.pop()!;
     const { node } = entry;
     const parent = entry.up?.node;
+    if (node.type === 'FunctionDeclaration' && node.id) {
+      const id = (node.id as AnyNode).name as string;
+      for (const scope of scopesFrom(entry.up?.scope)) {
+        let counts = declarations.get(scope);
+        if (!counts) declarations.set(scope, (counts = new Map<string, number>()));
+        counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+    }
+    for (const name of assignedNames(node)) {
+      for (const scope of scopesFrom(entry.scope)) {
+        let names = assigned.get(scope);
+        if (!names) assigned.set(scope, (names = new Set<string>()));
+        names.add(name);
+      }
+      if (name === '__name') {
+        // The helper itself: `var __name = …` or `import { __name }` at the top of the file.
+        const topLevel =
+          (node.type === 'VariableDeclarator' && entry.up?.up?.node.type === 'Program') ||
+          node.type === 'ImportSpecifier';
+        helperBindings += topLevel ? 1 : 2;
+      }
+    }
     const call = nameCall(node);
     if (call) {
       calls += 1;
@@ -188,38 +281,55 @@ export function dropNameWrappers(code: string): DropNameWrappersResult {
       const anonymous =
         target.type === 'ArrowFunctionExpression' ||
         (target.type === 'FunctionExpression' && target.id === null);
+      const start = head(node, target);
       if (anonymous && parent && inferredName(parent, node) === name) {
         // `__name(` and `, "name")` go; the function stays where the call was.
         blanks.push([node.start, target.start], [target.end, node.end]);
         dropped += 1;
-      } else if (target.type === 'FunctionExpression' && (target.id as AnyNode | null)?.name === name) {
+      } else if (
+        start &&
+        target.type === 'FunctionExpression' &&
+        (target.id as AnyNode | null)?.name === name
+      ) {
         // A named function expression has its own name wherever it stands. Dropped only when it is in
-        // parentheses, which stay: bare at a statement's start it would become a declaration.
-        const head = /^__name\(\s*\(\s*$/.exec(code.slice(node.start, target.start));
-        const tail = /^\s*\)/.exec(code.slice(target.end, node.end));
-        if (head && tail) {
+        // parentheses, which stay, and does not start a statement: there a parenthesis could continue
+        // the line before it.
+        const open = /^__name\(\s*\(\s*$/.exec(code.slice(node.start, target.start));
+        const close = /^\s*\)/.exec(code.slice(target.end, node.end));
+        let up = entry.up;
+        while (up && up.node.start === node.start && up.node.type !== 'ExpressionStatement') up = up.up;
+        const startsStatement = up?.node.type === 'ExpressionStatement' && up.node.start === node.start;
+        if (open && close && !startsStatement) {
           blanks.push(
-            [node.start, node.start + head[0].lastIndexOf('(')],
-            [target.end + tail[0].length, node.end],
+            [node.start, node.start + open[0].lastIndexOf('(')],
+            [target.end + close[0].length, node.end],
           );
           dropped += 1;
         }
-      } else if (target.type === 'Identifier' && target.name === name) {
-        // A declared function's own name: the call goes, its argument stays (a whole statement of
-        // only the call goes too), when the function is declared under that name, and nothing else
-        // is, in the statement list the call stands in.
+      } else if (start && target.type === 'Identifier' && target.name === name) {
+        // A declared function's own name: the call goes and its argument stays (`f;` for a statement
+        // of only the call), when the function is declared under that name, and nothing else is, in
+        // the statement list the call stands in, and nothing in the function around it assigns that name.
         let up = entry.up;
         while (up && TRANSPARENT.has(up.node.type)) up = up.up;
         const owner = up?.node;
         const declared = owner && STATEMENT_LISTS[owner.type] ? declaredBy(owner) : undefined;
         if (declared?.functions.has(name) && !declared.others.has(name)) {
-          if (parent?.type === 'ExpressionStatement') blanks.push([parent.start, parent.end]);
-          else blanks.push([node.start, target.start], [target.end, node.end]);
-          dropped += 1;
+          pending.push({ name, scope: up!.scope!.node, ranges: [start, [target.end, node.end]] });
         }
       }
     }
-    for (const child of children(node)) stack.push({ node: child, up: entry });
+    for (const child of children(node)) {
+      const next: Entry = { node: child, up: entry, scope: entry.scope };
+      if (FUNCTIONS.has(child.type)) next.scope = next;
+      stack.push(next);
+    }
+  }
+  if (helperBindings > 1) return { code, dropped: 0, kept: calls };
+  for (const { name, scope, ranges } of pending) {
+    if (assigned.get(scope)?.has(name) || (declarations.get(scope)?.get(name) ?? 0) > 1) continue;
+    blanks.push(...ranges);
+    dropped += 1;
   }
   blanks.sort((a, b) => a[0] - b[0]);
   let out = '';
