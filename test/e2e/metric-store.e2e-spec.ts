@@ -9,6 +9,7 @@ import {
   type IncomingSeries,
 } from '../../src/server/metric-store/store/metric-store.service.js';
 import { Retention } from '../../src/server/metric-store/store/retention.js';
+import { SeriesIndex, type IndexedSeries } from '../../src/server/metric-store/store/series-index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { holdMaintenanceLease } from '../support/maintenance-lease.js';
 
@@ -275,6 +276,32 @@ describe('metric store storage', () => {
     expect(pairs((await read('acme', 'up_total'))[0])).toEqual([[NOW, 12345.678]]);
     expect((await read('default', 'up_total'))[0].values).not.toContain(12345.678);
     expect(await read('nobody', 'up_total')).toEqual([]);
+  });
+
+  it('the series index holds one label object per name and value, shared by the series that have it', async () => {
+    await store.write(
+      'shared-labels',
+      [
+        series({ __name__: 'node_a', worker: 'w1' }, [[NOW, 1]]),
+        series({ __name__: 'node_b', worker: 'w1' }, [[NOW, 2]]),
+        series({ __name__: 'node_a', worker: 'w2' }, [[NOW, 3]]),
+      ],
+      NOW,
+    );
+    const index = t.app.get(SeriesIndex);
+    const label = (s: IndexedSeries, name: string) => s.labels.find((l) => l.name === name);
+    const w1 = await index.select('shared-labels', [{ type: '=', name: 'worker', value: 'w1' }]);
+    expect(w1.map((s) => s.metricName).sort()).toEqual(['node_a', 'node_b']);
+    expect(label(w1[0], 'worker')).toBe(label(w1[1], 'worker'));
+    const a = await index.select('shared-labels', [{ type: '=', name: '__name__', value: 'node_a' }]);
+    expect(a).toHaveLength(2);
+    expect(label(a[0], '__name__')).toBe(label(a[1], '__name__'));
+    expect(label(a[0], 'worker')).not.toBe(label(a[1], 'worker'));
+    // Shared, and still each series' own labels.
+    expect(a.map((s) => s.labels.map((l) => `${l.name}=${l.value}`).join(',')).sort()).toEqual([
+      '__name__=node_a,worker=w1',
+      '__name__=node_a,worker=w2',
+    ]);
   });
 
   it('retention removes whole windows older than METRICS_RETENTION', async () => {

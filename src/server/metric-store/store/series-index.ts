@@ -2,7 +2,7 @@ import { metricName } from '../labels.js';
 import { PostingsIndex } from '../postings.js';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { LabelSet, Matcher } from '../series.js';
+import type { Label, LabelSet, Matcher } from '../series.js';
 
 /**
  * Taken by every transaction that inserts series (arbitrary but fixed, next to the other keys in
@@ -55,6 +55,14 @@ export class SeriesIndex {
   private readonly postings = new Map<string, PostingsIndex>();
   private maxId = 0;
   private catchingUp: Promise<void> | undefined;
+  /**
+   * One label object per name and value, shared by every series that has it, and one copy of each
+   * owner and metric name: each series row comes with its own copies of them. A worker's four node
+   * series share its `worker` label, and every worker's share their `__name__`s (about 0.6 KB per
+   * agent; docs/benchmarks.md, session 21). Label sets are never changed in place.
+   */
+  private readonly labelObjects = new Map<string, Map<string, Label>>();
+  private readonly names = new Map<string, string>();
 
   constructor(private readonly dataSource: DataSource) {}
 
@@ -129,10 +137,10 @@ export class SeriesIndex {
   private add(row: SeriesRow): void {
     const series: IndexedSeries = {
       id: Number(row.id),
-      owner: row.owner,
+      owner: this.shared(row.owner),
       key: row.key,
-      metricName: row.metric_name,
-      labels: row.labels.map(([name, value]) => ({ name, value })),
+      metricName: this.shared(row.metric_name),
+      labels: row.labels.map(([name, value]) => this.label(name, value)),
     };
     this.maxId = Math.max(this.maxId, series.id);
     let ofOwner = this.byKey.get(series.owner);
@@ -143,5 +151,22 @@ export class SeriesIndex {
     let postings = this.postings.get(series.owner);
     if (postings === undefined) this.postings.set(series.owner, (postings = new PostingsIndex()));
     postings.add(series.id, series.labels);
+  }
+
+  /** The index's one copy of an owner or a metric name. */
+  private shared(text: string): string {
+    const known = this.names.get(text);
+    if (known !== undefined) return known;
+    this.names.set(text, text);
+    return text;
+  }
+
+  /** The index's one label object for this name and value. */
+  private label(name: string, value: string): Label {
+    let values = this.labelObjects.get(name);
+    if (values === undefined) this.labelObjects.set(name, (values = new Map<string, Label>()));
+    let label = values.get(value);
+    if (label === undefined) values.set(value, (label = { name, value }));
+    return label;
   }
 }
