@@ -114,12 +114,6 @@ const STATEMENT_LISTS: Record<string, string> = {
   SwitchCase: 'consequent',
 };
 
-/** The names a statement list declares: those of its function declarations, and all the others. */
-interface Declared {
-  functions: Set<string>;
-  others: Set<string>;
-}
-
 /** The names a binding pattern (`x`, `{ a, b: [c] }`, `...rest`, `d = 1`) binds. */
 function boundNames(pattern: AnyNode): string[] {
   switch (pattern.type) {
@@ -140,19 +134,17 @@ function boundNames(pattern: AnyNode): string[] {
   }
 }
 
-function declaredIn(statements: AnyNode[]): Declared {
-  const declared: Declared = { functions: new Set(), others: new Set() };
+/**
+ * The names a statement list declares functions under. Another binding of the same name there is
+ * a `var` (a `let` or a class would not parse), which the function-wide check below sees.
+ */
+function functionsDeclaredIn(statements: AnyNode[]): Set<string> {
+  const names = new Set<string>();
   for (const statement of statements) {
     const id = statement.id as AnyNode | null | undefined;
-    if (statement.type === 'FunctionDeclaration' && id) declared.functions.add(id.name as string);
-    else if (statement.type === 'ClassDeclaration' && id) declared.others.add(id.name as string);
-    else if (statement.type === 'VariableDeclaration') {
-      for (const declarator of statement.declarations as AnyNode[]) {
-        for (const name of boundNames(declarator.id as AnyNode)) declared.others.add(name);
-      }
-    }
+    if (statement.type === 'FunctionDeclaration' && id) names.add(id.name as string);
   }
-  return declared;
+  return names;
 }
 
 /** A node on the walk, with the chain of nodes above it. */
@@ -222,11 +214,12 @@ export function dropNameWrappers(code: string): DropNameWrappersResult {
   const blanks: Array<[number, number]> = [];
   let calls = 0;
   let dropped = 0;
-  const lists = new Map<AnyNode, Declared>();
-  const declaredBy = (owner: AnyNode): Declared => {
-    let declared = lists.get(owner);
-    if (!declared) lists.set(owner, (declared = declaredIn(owner[STATEMENT_LISTS[owner.type]] as AnyNode[])));
-    return declared;
+  const lists = new Map<AnyNode, Set<string>>();
+  const functionsIn = (owner: AnyNode): Set<string> => {
+    let names = lists.get(owner);
+    if (!names)
+      lists.set(owner, (names = functionsDeclaredIn(owner[STATEMENT_LISTS[owner.type]] as AnyNode[])));
+    return names;
   };
   /** Per function (and the file): the names given a value in it, closures included. */
   const assigned = new Map<AnyNode, Set<string>>();
@@ -308,13 +301,12 @@ export function dropNameWrappers(code: string): DropNameWrappersResult {
         }
       } else if (start && target.type === 'Identifier' && target.name === name) {
         // A declared function's own name: the call goes and its argument stays (`f;` for a statement
-        // of only the call), when the function is declared under that name, and nothing else is, in
-        // the statement list the call stands in, and nothing in the function around it assigns that name.
+        // of only the call), when the function is declared under that name in the statement list the
+        // call stands in, and nothing else in the function around it declares or assigns that name.
         let up = entry.up;
         while (up && TRANSPARENT.has(up.node.type)) up = up.up;
         const owner = up?.node;
-        const declared = owner && STATEMENT_LISTS[owner.type] ? declaredBy(owner) : undefined;
-        if (declared?.functions.has(name) && !declared.others.has(name)) {
+        if (owner && STATEMENT_LISTS[owner.type] && functionsIn(owner).has(name)) {
           pending.push({ name, scope: up!.scope!.node, ranges: [start, [target.end, node.end]] });
         }
       }
