@@ -25,6 +25,8 @@ const POSTGRES_ONLY = [
   // about 5 s before its first scrape) and about the HTTP surface, not the database underneath,
   // so it runs once per full run.
   'test/e2e/metric-prometheus.e2e-spec.ts',
+  // A service whose event loop stalls under a real agent: about the event loop, not the database.
+  'test/e2e/worker-silence.e2e-spec.ts',
   // The web console in a real browser (chromium): a slow suite about the UI, not the database
   // underneath, so it runs once per full run.
   'test/e2e/console.e2e-spec.ts',

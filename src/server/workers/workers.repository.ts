@@ -114,16 +114,18 @@ export class WorkersRepository {
   /**
    * The unreachable sweep, one statement: approved workers whose last heartbeat (or approval, if
    * they never sent one) is older than `silenceMs` become unreachable. Returns them with their
-   * previous status.
+   * previous status and how long they had been silent (for the transition's log line).
    */
   async markUnreachable(
     silenceMs: number,
     sessionTtlMs: number,
-  ): Promise<{ id: string; previous: WorkerState }[]> {
-    const [rows] = await this.dataSource.query<[{ id: string; previous: WorkerState }[], number]>(
+  ): Promise<{ id: string; previous: WorkerState; silent_ms: number }[]> {
+    const [rows] = await this.dataSource.query<
+      [{ id: string; previous: WorkerState; silent_ms: number }[], number]
+    >(
       `WITH ${aliveReplicas('$2')}
        UPDATE workers AS w SET status = 'unreachable'
-         FROM (SELECT id, status AS previous FROM workers
+         FROM (SELECT id, status AS previous, coalesce(last_heartbeat, approved_at) AS heard FROM workers
                 WHERE status IN ('healthy', 'degraded', 'unhealthy')
                   AND coalesce(last_heartbeat, approved_at) < now() - ($1 || ' milliseconds')::interval
                   -- A live replica holding the worker's stream judges its silence itself.
@@ -131,7 +133,8 @@ export class WorkersRepository {
                                    WHERE s.worker_id = workers.id)
                 FOR UPDATE) AS old
         WHERE w.id = old.id
-        RETURNING w.id, old.previous`,
+        RETURNING w.id, old.previous,
+          (extract(epoch FROM clock_timestamp() - old.heard) * 1000)::int AS silent_ms`,
       [String(silenceMs), sessionTtlMs],
     );
     return rows;

@@ -67,6 +67,19 @@ const BACKLOG_MARK_EVERY_MS = 1_000;
  */
 const AGENT_RETURN_MS = AGENT_WELCOME_TIMEOUT_MS + AGENT_MAX_BACKOFF_MS;
 
+/**
+ * Resolves after the event loop has polled its sockets at least once from now: two immediates,
+ * since one queued from a callback of the poll phase runs in the same turn's check phase, before
+ * any new poll, and one queued from a check-phase callback waits for the next turn. Silence is
+ * judged after it: a replica that stalled (a long callback, a pause, a starved CPU) runs its due
+ * timers and the rest of the stalled turn before it reads sockets again, and judging then would
+ * blame agents whose heartbeats are only waiting to be read.
+ */
+const readSocketsFirst = async (): Promise<void> => {
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  await new Promise<void>((resolve) => setImmediate(resolve));
+};
+
 /** Services of one state report recorded as series (the reports' own cap). */
 const MAX_RECORDED_SERVICES = 2000;
 
@@ -254,6 +267,24 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     if (!worker) throw new AppError(401, 'unauthorized', 'Unauthorized', IDENTITY_REVOKED);
     if (worker.status === 'pending')
       throw new AppError(403, 'forbidden', 'Forbidden', 'the worker is not approved');
+    // Peers are sent to the address we know for this agent, at the port of its probe listener.
+    if (worker.address && !probeHost(worker.address))
+      this.logger.warn(
+        { worker_id: workerId },
+        'enrolled address is not a host; probing where it connects from',
+      );
+    const peerAddress = probeAddress(worker.address, connection.remoteHost, announcedProbePort(hello));
+    const probeKey = this.links.newProbeKey(peerAddress);
+    await this.directory.claim({
+      workerId,
+      owner: worker.owner,
+      remoteHost: connection.remoteHost ?? null,
+      probeAddress: peerAddress,
+      probeKey,
+    });
+    // Live here, and judged for silence, only from now: the welcome goes out next, and the agent
+    // heartbeats on it. Set before the claim, a claim slow to commit (a busy database) counted
+    // against the agent, and one that failed left a connected entry no stream would ever feed.
     this.live.set(workerId, {
       owner: worker.owner,
       name: worker.name,
@@ -270,21 +301,6 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
         memory_bytes: Number.isFinite(hello.memory_bytes) ? Math.max(0, hello.memory_bytes) : 0,
       },
       connectedFrom: connection.remoteHost,
-    });
-    // Peers are sent to the address we know for this agent, at the port of its probe listener.
-    if (worker.address && !probeHost(worker.address))
-      this.logger.warn(
-        { worker_id: workerId },
-        'enrolled address is not a host; probing where it connects from',
-      );
-    const peerAddress = probeAddress(worker.address, connection.remoteHost, announcedProbePort(hello));
-    const probeKey = this.links.newProbeKey(peerAddress);
-    await this.directory.claim({
-      workerId,
-      owner: worker.owner,
-      remoteHost: connection.remoteHost ?? null,
-      probeAddress: peerAddress,
-      probeKey,
     });
     this.logger.log({ worker_id: workerId, version: hello.version, driver: hello.driver }, 'agent connected');
     return { status: worker.status, probeKey };
@@ -420,6 +436,7 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     try {
       await this.markBacklog();
       await this.flush();
+      await readSocketsFirst();
       this.silence();
       const due = Date.now() - this.lastSweep >= this.config.heartbeatIntervalMs;
       const held = await this.sweepLease(due);
@@ -545,7 +562,10 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
       const heard = Math.max(w.lastHeartbeat?.getTime() ?? 0, w.connectedAt.getTime());
       if (now - heard < this.silenceMs) continue;
       if (!w.connected) continue;
-      this.transition(id, w.status, 'unreachable', 'missed_heartbeats');
+      this.transition(id, w.status, 'unreachable', 'missed_heartbeats', {
+        judged_by: 'stream',
+        silent_ms: now - heard,
+      });
       w.status = 'unreachable';
       this.markDirty(id, w);
     }
@@ -584,23 +604,32 @@ export class WorkersService implements AgentEventsHandler, OnModuleInit, OnModul
     }
     const judging = graced && (await this.pastBacklog());
     const marked = judging ? await this.repository.markUnreachable(silenceMs, SESSION_TTL_MS) : [];
-    for (const { id, previous } of marked) {
+    for (const { id, previous, silent_ms } of marked) {
       const w = this.live.get(id);
       if (w?.lastHeartbeat && Date.now() - w.lastHeartbeat.getTime() < silenceMs) {
         this.markDirty(id, w); // heard from after the last flush: the next flush writes its real status
         continue;
       }
-      this.transition(id, previous, 'unreachable', 'missed_heartbeats');
+      this.transition(id, previous, 'unreachable', 'missed_heartbeats', {
+        judged_by: 'sweep',
+        silent_ms,
+      });
       if (w) w.status = 'unreachable';
     }
     this.counts = await this.repository.countByStatus();
     this.healthyGauge.set(this.counts.healthy ?? 0);
   }
 
-  private transition(workerId: string, from: WorkerState, to: WorkerState, reason: string): void {
+  private transition(
+    workerId: string,
+    from: WorkerState,
+    to: WorkerState,
+    reason: string,
+    details?: Record<string, unknown>,
+  ): void {
     this.transitions.inc({ from, to });
     const level = to === 'unhealthy' || to === 'unreachable' ? 'warn' : 'log';
-    this.logger[level]({ worker_id: workerId, from, to, reason }, `worker ${from} -> ${to}`);
+    this.logger[level]({ worker_id: workerId, from, to, reason, ...details }, `worker ${from} -> ${to}`);
   }
 
   private workersCheck(): string {
