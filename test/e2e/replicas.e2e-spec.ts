@@ -313,7 +313,24 @@ describe('three replicas behind a balancer on one PostgreSQL database', () => {
       return list.every(
         (w) => w.connected && REPORTING.includes(w.status) && Date.parse(w.last_heartbeat!) > killedAt,
       );
-    }, 30_000);
+    }, 30_000).catch(async (err: unknown) => {
+      // What to look at when it does not: the workers as a survivor sees them, and each agent's
+      // and survivor's last words about connections.
+      const recent = (r: Record<string, unknown>) => Date.parse(String(r.time)) > killedAt - 2_000;
+      console.log('workers after the kill:', JSON.stringify(await workers(survivors[0].url)));
+      for (const a of agents) console.log('agent:', JSON.stringify(a.records().filter(recent).slice(-30)));
+      for (const s of survivors)
+        console.log(
+          `replica ${s.child.pid}:`,
+          JSON.stringify(
+            s
+              .records()
+              .filter((r) => recent(r) && r.worker_id !== undefined)
+              .slice(-60),
+          ),
+        );
+      throw err;
+    });
     // Every job reaches a terminal state.
     await eventually(async () => {
       const all = await Promise.all(jobs.map((id) => get(survivors[0].url, `/jobs/${id}`)));
