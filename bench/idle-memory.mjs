@@ -53,6 +53,10 @@ export async function idleMemoryBench() {
   const rows = [
     await idleOnce('embedded (PGlite), fresh data directory', {}),
     await idleOnce('embedded (PGlite), fresh data directory, MEMORY_TRIM_INTERVAL=0', noTrim),
+    // What the embedded database's own vacuum pass (the first 5 s after start) costs in memory.
+    await idleOnce('embedded (PGlite), fresh data directory, EMBEDDED_VACUUM_INTERVAL=0', {
+      EMBEDDED_VACUUM_INTERVAL: '0',
+    }),
   ];
   for (const [label, env] of [
     ['PostgreSQL, fresh database', {}],

@@ -99,6 +99,8 @@ export class AppConfig {
   readonly settingsRefreshIntervalMs: number;
   /** MEMORY_TRIM_INTERVAL: how often free allocator memory is given back (0: never). */
   readonly memoryTrimIntervalMs: number;
+  /** EMBEDDED_VACUUM_INTERVAL: the embedded database's autovacuum pass (0: never). */
+  readonly embeddedVacuumIntervalMs: number;
   readonly jobTimeoutMs: number;
   readonly jobAckTimeoutMs: number;
   readonly jobMaxAttempts: number;
@@ -177,6 +179,7 @@ export class AppConfig {
     this.shutdownTimeoutMs = read('SHUTDOWN_TIMEOUT') ?? 0;
     this.settingsRefreshIntervalMs = read('SETTINGS_REFRESH_INTERVAL') ?? 0;
     this.memoryTrimIntervalMs = read('MEMORY_TRIM_INTERVAL') ?? 0;
+    this.embeddedVacuumIntervalMs = read('EMBEDDED_VACUUM_INTERVAL') ?? 0;
     this.jobTimeoutMs = read('JOB_TIMEOUT') ?? 0;
     this.jobAckTimeoutMs = read('JOB_ACK_TIMEOUT') ?? 0;
     this.jobMaxAttempts = read('JOB_MAX_ATTEMPTS') ?? 0;

@@ -201,6 +201,12 @@ export const VARIABLES = {
       "How often the service gives the allocator's free memory back to the system (glibc malloc_trim, through the native addon built with the service); 0: never",
     parse: duration(0, 86_400_000),
   },
+  EMBEDDED_VACUUM_INTERVAL: {
+    default: '10s',
+    description:
+      'How often the embedded database (no DATABASE_URL) is checked for tables autovacuum would vacuum or analyze, and those are; 0: never (tables then bloat and plans degrade)',
+    parse: duration(0, 86_400_000),
+  },
   SETTINGS_REFRESH_INTERVAL: {
     default: '5s',
     description: 'How often a replica re-reads runtime settings changed by another replica',

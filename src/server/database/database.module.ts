@@ -5,6 +5,7 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { AppConfig } from '../config/config.js';
 import { StartupState } from '../common/startup-state.js';
 import { createDataSource, runMigrationsLocked } from './data-source.js';
+import { EmbeddedVacuum } from './embedded-vacuum.js';
 import { prepareStatements } from './prepared-statements.js';
 import type { EmbeddedPostgres } from './embedded-postgres.js';
 
@@ -75,6 +76,7 @@ export class DatabaseConnection implements OnApplicationShutdown {
       inject: [DatabaseConnection],
       useFactory: (connection: DatabaseConnection) => connection.dataSource,
     },
+    EmbeddedVacuum,
   ],
   exports: [DataSource],
 })

@@ -16,6 +16,8 @@ export const METRIC = {
   metricStoreDropped: 'stack_metric_store_dropped_samples_total',
   metricStoreBytes: 'stack_metric_store_bytes',
   memoryTrims: 'stack_memory_trims_total',
+  embeddedVacuums: 'stack_embedded_vacuum_operations_total',
+  embeddedVacuumSeconds: 'stack_embedded_vacuum_seconds_total',
 } as const;
 
 /** Label value for requests no route matched, so unknown paths cannot grow the label set. */

@@ -86,6 +86,15 @@ const providers = [
     labelNames: ['released'],
   }),
   makeCounterProvider({
+    name: METRIC.embeddedVacuums,
+    help: 'VACUUM and ANALYZE runs of the embedded database (which has no autovacuum of its own), by operation.',
+    labelNames: ['operation'],
+  }),
+  makeCounterProvider({
+    name: METRIC.embeddedVacuumSeconds,
+    help: 'Seconds the embedded database spent in those VACUUM and ANALYZE runs (other statements wait meanwhile).',
+  }),
+  makeCounterProvider({
     name: METRIC.workerTransitions,
     help: 'Worker status transitions, by previous and new status.',
     labelNames: ['from', 'to'],
