@@ -1,3 +1,4 @@
+import type { TableFacts } from '../../src/server/debug/debug.repository.js';
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
@@ -57,6 +58,8 @@ interface SystemJson {
     embedded: boolean;
     size_bytes: number;
     server_version: string;
+    xid_age: number;
+    tables: TableFacts[];
     pool: { max: number | null; total: number };
   };
   service: { health: { checks: { database: string } } };
@@ -376,6 +379,19 @@ describe('debug bundle', () => {
     expect(system.database.size_bytes).toBeGreaterThan(0);
     expect(system.database.server_version).toMatch(/^\d+/);
     expect(system.database.pool.total).toBeGreaterThanOrEqual(1);
+    // What vacuum and analyze have done, table by table (the embedded database's are the service's).
+    expect(system.database.xid_age).toBeGreaterThan(0);
+    const tables = new Map(system.database.tables.map((table) => [table.name, table]));
+    expect([...tables.keys()]).toEqual(expect.arrayContaining(['jobs', 'oauth_clients', 'workers']));
+    expect(tables.get('oauth_clients')!.size_bytes).toBeGreaterThan(0);
+    for (const table of tables.values()) {
+      expect(table.xid_age).toBeGreaterThanOrEqual(0);
+      expect(table.dead_rows).toBeGreaterThanOrEqual(0);
+      expect(table.live_rows).toBeGreaterThanOrEqual(0);
+      for (const at of [table.last_vacuum, table.last_analyze]) {
+        if (at !== null) expect(Number.isNaN(Date.parse(at))).toBe(false);
+      }
+    }
     expect(system.database.pool.max).toBe(testDb() === 'pglite' ? 1 : 10);
     expect(system.service.health.checks.database).toBe('ok');
   });

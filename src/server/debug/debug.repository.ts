@@ -14,6 +14,23 @@ export interface DatabaseFacts {
   name: string;
   server_version: string;
   size_bytes: number;
+  /** Transactions since the database's oldest unfrozen row (`age(datfrozenxid)`). */
+  xid_age: number;
+  /** The service's tables: size, live and dead rows, last vacuum and analyze (by anyone), age. */
+  tables: TableFacts[];
+}
+
+/** What vacuum and analyze have done to one table (docs/operations.md, "Vacuum and statistics"). */
+export interface TableFacts {
+  name: string;
+  /** Table, TOAST and indexes. */
+  size_bytes: number;
+  live_rows: number;
+  dead_rows: number;
+  /** The later of the last manual and automatic one (the embedded database's are manual); null: never. */
+  last_vacuum: string | null;
+  last_analyze: string | null;
+  xid_age: number;
 }
 
 export interface PoolState {
@@ -35,11 +52,46 @@ export class DebugRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   async database(): Promise<DatabaseFacts> {
-    const rows = await this.dataSource.query<{ name: string; version: string; size: string }[]>(
-      `SELECT current_database() AS name, current_setting('server_version') AS version,
-              pg_database_size(current_database()) AS size`,
+    const rows = await this.dataSource.query<{ name: string; version: string; size: string; age: number }[]>(
+      `SELECT d.datname AS name, current_setting('server_version') AS version,
+              pg_database_size(d.oid) AS size, age(d.datfrozenxid) AS age
+         FROM pg_database d WHERE d.datname = current_database()`,
     );
-    return { name: rows[0].name, server_version: rows[0].version, size_bytes: Number(rows[0].size) };
+    const tables = await this.dataSource.query<
+      {
+        name: string;
+        size: string;
+        live: string;
+        dead: string;
+        vacuumed: Date | null;
+        analyzed: Date | null;
+        age: number;
+      }[]
+    >(
+      `SELECT c.relname AS name, pg_total_relation_size(c.oid) AS size,
+              pg_stat_get_live_tuples(c.oid) AS live, pg_stat_get_dead_tuples(c.oid) AS dead,
+              greatest(pg_stat_get_last_vacuum_time(c.oid), pg_stat_get_last_autovacuum_time(c.oid)) AS vacuumed,
+              greatest(pg_stat_get_last_analyze_time(c.oid), pg_stat_get_last_autoanalyze_time(c.oid)) AS analyzed,
+              age(c.relfrozenxid) AS age
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm') AND c.relpersistence <> 't'
+        ORDER BY c.relname`,
+    );
+    return {
+      name: rows[0].name,
+      server_version: rows[0].version,
+      size_bytes: Number(rows[0].size),
+      xid_age: Number(rows[0].age),
+      tables: tables.map((t) => ({
+        name: t.name,
+        size_bytes: Number(t.size),
+        live_rows: Number(t.live),
+        dead_rows: Number(t.dead),
+        last_vacuum: t.vacuumed === null ? null : new Date(t.vacuumed).toISOString(),
+        last_analyze: t.analyzed === null ? null : new Date(t.analyzed).toISOString(),
+        xid_age: Number(t.age),
+      })),
+    };
   }
 
   /** This replica's connection pool now; null when the driver keeps none we can read. */
