@@ -1,4 +1,3 @@
-import type { TableFacts } from '../../src/server/debug/debug.repository.js';
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
@@ -21,6 +20,7 @@ import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKeyAndCsr } from '../../src/agent/identity.js';
 import type { DebugBundleManifest } from '../../src/contracts/api/debug.js';
+import type { TableFacts } from '../../src/server/debug/debug.repository.js';
 import { Leases } from '../../src/server/common/leases.js';
 import { SecretBox } from '../../src/server/common/secret-box.js';
 import { VARIABLES } from '../../src/server/config/variables.js';
