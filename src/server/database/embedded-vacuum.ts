@@ -108,10 +108,10 @@ export function statementOf(task: VacuumTask): string {
  * background processes, so nothing there ever vacuums or analyzes: dead row versions pile up in
  * tables and indexes, the planner never gets statistics (it plans with default guesses, which chose
  * a plan 30-60 times slower for the dispatcher's claim once the jobs table held a few thousand
- * rows), and the transaction horizon never advances until PostgreSQL stops taking writes to
- * prevent wraparound. This does what autovacuum would: every EMBEDDED_VACUUM_INTERVAL it asks
- * which tables are past autovacuum's thresholds (`DUE_TABLES`) and vacuums or analyzes each, one
- * statement at a time through the pool, so requests run between them.
+ * rows), and no row is ever frozen, while single-user mode does not stop writes before transaction
+ * IDs wrap around (old rows would turn invisible). This does what autovacuum would: every
+ * EMBEDDED_VACUUM_INTERVAL it asks which tables are past autovacuum's thresholds (`DUE_TABLES`) and
+ * vacuums or analyzes each, one statement at a time through the pool, so requests run between them.
  *
  * PGlite loses its activity counters at every restart (they live in memory), so the first pass
  * after start vacuums and analyzes each of the service's tables once: rows that died before the
