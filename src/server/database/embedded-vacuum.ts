@@ -28,18 +28,23 @@ export interface VacuumLimits {
 }
 
 /**
- * The tables autovacuum would process now, by autovacuum's own rules and settings
- * (`relation_needs_vacanalyze` in PostgreSQL): vacuum when dead rows exceed
- * `autovacuum_vacuum_threshold + autovacuum_vacuum_scale_factor × rows`, or rows inserted since the
- * last vacuum exceed the insert threshold the same way, or the table (or its TOAST table) is older
- * than `autovacuum_freeze_max_age` transactions (or multixacts); analyze when rows changed since
- * the last analyze exceed the analyze threshold. Every ordinary table, the system catalogs
- * included: their age holds the database's frozen horizon back as much as any other table's.
- * pg_statistic is never analyzed (autovacuum does not either). Oldest first, then most dead rows.
+ * The tables autovacuum would process now, by PostgreSQL 18's rules (`relation_needs_vacanalyze`)
+ * and the database's own settings: vacuum when dead rows exceed
+ * `autovacuum_vacuum_threshold + autovacuum_vacuum_scale_factor × rows` (capped at
+ * `autovacuum_vacuum_max_threshold`), or rows inserted since the last vacuum exceed
+ * `autovacuum_vacuum_insert_threshold + autovacuum_vacuum_insert_scale_factor × rows × the share
+ * of pages not all-frozen`, or the table (or its TOAST table) is older than
+ * `autovacuum_freeze_max_age` transactions (or multixacts); analyze when rows changed since the
+ * last analyze exceed the analyze threshold. Every ordinary table, the system catalogs included:
+ * their age holds the database's frozen horizon back as much as any other table's. pg_statistic
+ * is never analyzed (autovacuum does not either). Not read: per-table storage parameters (the
+ * service sets none) and a TOAST table's own dead rows (its table's vacuum covers it once the
+ * table's own rows qualify). Oldest first, then most dead rows.
  */
 export const DUE_TABLES = `
 WITH s AS (
   SELECT current_setting('autovacuum_vacuum_threshold')::float8 AS vt,
+         coalesce(current_setting('autovacuum_vacuum_max_threshold', true)::float8, -1) AS vmax,
          current_setting('autovacuum_vacuum_scale_factor')::float8 AS vs,
          current_setting('autovacuum_vacuum_insert_threshold')::float8 AS it,
          current_setting('autovacuum_vacuum_insert_scale_factor')::float8 AS iscale,
@@ -49,6 +54,7 @@ WITH s AS (
          coalesce($2::int, current_setting('autovacuum_multixact_freeze_max_age')::int) AS mmax
 ), t AS (
   SELECT c.oid::regclass::text AS name, greatest(c.reltuples, 0) AS tuples,
+         CASE WHEN c.relpages > 0 THEN 1 - least(c.relallfrozen::float8 / c.relpages, 1) ELSE 1 END AS unfrozen,
          pg_stat_get_dead_tuples(c.oid) AS dead, pg_stat_get_ins_since_vacuum(c.oid) AS inserted,
          pg_stat_get_mod_since_analyze(c.oid) AS modified, c.oid = 'pg_statistic'::regclass AS statistic,
          greatest(age(c.relfrozenxid), coalesce(age(tc.relfrozenxid), 0)) AS xid_age,
@@ -58,8 +64,8 @@ WITH s AS (
 ), due AS (
   SELECT t.name, t.dead, t.xid_age,
          t.xid_age > s.fmax OR t.mxid_age > s.mmax AS wraparound,
-         t.dead > s.vt + s.vs * t.tuples
-           OR (s.it >= 0 AND t.inserted > s.it + s.iscale * t.tuples) AS churn,
+         t.dead > CASE WHEN s.vmax >= 0 THEN least(s.vt + s.vs * t.tuples, s.vmax) ELSE s.vt + s.vs * t.tuples END
+           OR (s.it >= 0 AND t.inserted > s.it + s.iscale * t.tuples * t.unfrozen) AS churn,
          NOT t.statistic AND t.modified > s.at + s.ascale * t.tuples AS stale
     FROM t CROSS JOIN s
 )
@@ -153,7 +159,7 @@ export class EmbeddedVacuum implements OnApplicationBootstrap, OnModuleDestroy {
     this.stopped = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers = [];
-    await this.running?.catch(() => undefined);
+    while (this.running) await this.running.catch(() => undefined);
   }
 
   /**
@@ -163,6 +169,8 @@ export class EmbeddedVacuum implements OnApplicationBootstrap, OnModuleDestroy {
   async pass(afterStart = false): Promise<VacuumTask[]> {
     while (this.running) await this.running.catch(() => undefined);
     const done: VacuumTask[] = [];
+    // Shutting down: the pool is closing, and a pass queued behind the last one must not start.
+    if (this.stopped) return done;
     const run = this.runPass(afterStart, done);
     this.running = run;
     try {
@@ -183,10 +191,8 @@ export class EmbeddedVacuum implements OnApplicationBootstrap, OnModuleDestroy {
         if (!listed.has(name)) due.push({ table: name, vacuum: true, analyze: true, reason: 'start' });
       }
       for (const task of due) {
-        if (task.reason !== 'wraparound') {
-          task.vacuum = true;
-          task.analyze ||= !task.table.endsWith('pg_statistic');
-        }
+        task.vacuum = true;
+        task.analyze ||= task.table !== 'pg_statistic';
       }
     }
     const started = performance.now();
