@@ -96,17 +96,16 @@ export async function dueTables(query: Query, limits: VacuumLimits = {}): Promis
 }
 
 /**
- * The statement for a task (never inside a transaction block). A table past the freeze age gets
+ * The statements for a task, each outside a transaction block. A table past the freeze age gets
  * `VACUUM (FREEZE)`, as autovacuum's aggressive vacuum would: every row frozen, so its age starts
- * again from now.
+ * again from now. The vacuum and the analyze are two statements, so that the service's other
+ * statements run between them (the embedded database runs one at a time).
  */
-export function statementOf(task: VacuumTask): string {
-  const options = [
-    ...(task.vacuum && task.reason === 'wraparound' ? ['FREEZE'] : []),
-    ...(task.vacuum && task.analyze ? ['ANALYZE'] : []),
+export function statementsOf(task: VacuumTask): string[] {
+  return [
+    ...(task.vacuum ? [`VACUUM ${task.reason === 'wraparound' ? '(FREEZE) ' : ''}${task.table}`] : []),
+    ...(task.analyze ? [`ANALYZE ${task.table}`] : []),
   ];
-  if (!task.vacuum) return `ANALYZE ${task.table}`;
-  return options.length > 0 ? `VACUUM (${options.join(', ')}) ${task.table}` : `VACUUM ${task.table}`;
 }
 
 /**
@@ -200,7 +199,7 @@ export class EmbeddedVacuum implements OnApplicationBootstrap, OnModuleDestroy {
       if (this.stopped) break;
       const t0 = performance.now();
       try {
-        await query(statementOf(task));
+        for (const statement of statementsOf(task)) await query(statement);
       } catch (err) {
         // One table's failure (dropped since the list was read) does not hold the others back.
         this.logger.warn({ err, table: task.table }, 'embedded database maintenance failed');
