@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Counter } from 'prom-client';
 import { AppConfig } from '../config/config.js';
 import { METRIC } from '../metrics/metric-names.js';
-import { every } from './periodic.js';
+import { firstThenEvery } from './periodic.js';
 
 /** The addon `scripts/build-native.mjs` compiles from `native/malloc-trim.c`. */
 export interface NativeTrim {
@@ -60,12 +60,7 @@ export class MemoryTrimmer implements OnApplicationBootstrap, OnModuleDestroy {
       const released = await addon.trim();
       this.trims.inc({ released: String(released) });
     };
-    const first = setTimeout(
-      () => void trim().catch((err: unknown) => this.logger.warn({ err }, 'memory trim failed')),
-      Math.min(FIRST_TRIM_AFTER_MS, intervalMs),
-    );
-    first.unref();
-    this.timers = [first, every(this.logger, 'memory-trim', intervalMs, trim)];
+    this.timers = firstThenEvery(this.logger, 'memory-trim', FIRST_TRIM_AFTER_MS, intervalMs, trim);
   }
 
   onModuleDestroy(): void {

@@ -32,3 +32,23 @@ export function every(logger: Logger, task: string, intervalMs: number, run: () 
   timer.unref();
   return timer;
 }
+
+/**
+ * `every`, with a first run sooner: `first` after `firstMs` (capped at `intervalMs`; a failure is
+ * logged as a warning), then `run` every `intervalMs`. Returns both timers for clearTimeout.
+ */
+export function firstThenEvery(
+  logger: Logger,
+  task: string,
+  firstMs: number,
+  intervalMs: number,
+  first: () => Promise<unknown>,
+  run: () => unknown = first,
+): NodeJS.Timeout[] {
+  const timer = setTimeout(
+    () => void first().catch((err: unknown) => logger.warn({ err, task }, 'scheduled run failed')),
+    Math.min(firstMs, intervalMs),
+  );
+  timer.unref();
+  return [timer, every(logger, task, intervalMs, run)];
+}

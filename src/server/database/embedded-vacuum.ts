@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { every } from '../common/periodic.js';
+import { firstThenEvery } from '../common/periodic.js';
 import { AppConfig } from '../config/config.js';
 import { METRIC } from '../metrics/metric-names.js';
 
@@ -73,11 +73,16 @@ SELECT name, wraparound, churn, stale FROM due
  WHERE wraparound OR churn OR stale
  ORDER BY xid_age DESC, dead DESC`;
 
+/**
+ * The service's own tables, as a condition on `pg_class c` joined to `pg_namespace n`: its schema's
+ * ordinary tables and materialized views, no temporary ones (the debug bundle lists the same).
+ */
+export const SERVICE_TABLES = `n.nspname = current_schema() AND c.relkind IN ('r', 'm') AND c.relpersistence <> 't'`;
+
 /** The tables of the service's own schema, for the pass after start. */
 const OWN_TABLES = `
 SELECT c.oid::regclass::text AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
- WHERE c.relkind IN ('r', 'm') AND c.relpersistence <> 't' AND n.nspname = current_schema()
- ORDER BY c.relname`;
+ WHERE ${SERVICE_TABLES} ORDER BY c.relname`;
 
 type Query = (sql: string, params?: unknown[]) => Promise<unknown[]>;
 
@@ -146,12 +151,14 @@ export class EmbeddedVacuum implements OnApplicationBootstrap, OnModuleDestroy {
     const intervalMs = this.config.embeddedVacuumIntervalMs;
     // PostgreSQL proper (DATABASE_URL) runs its own autovacuum.
     if (this.config.databaseUrl !== undefined || intervalMs === 0) return;
-    const first = setTimeout(
-      () => void this.pass(true).catch((err: unknown) => this.logger.warn({ err }, 'vacuum failed')),
-      Math.min(FIRST_VACUUM_AFTER_MS, intervalMs),
+    this.timers = firstThenEvery(
+      this.logger,
+      'embedded-vacuum',
+      FIRST_VACUUM_AFTER_MS,
+      intervalMs,
+      () => this.pass(true),
+      () => this.pass(false),
     );
-    first.unref();
-    this.timers = [first, every(this.logger, 'embedded-vacuum', intervalMs, () => this.pass(false))];
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { aliveReplicas } from '../agent-gateway/alive-replicas.js';
+import { SERVICE_TABLES } from '../database/embedded-vacuum.js';
 
 /** node-postgres's pool as TypeORM's postgres driver holds it (`driver.master`). */
 interface PgPool {
@@ -74,8 +75,7 @@ export class DebugRepository {
               greatest(pg_stat_get_last_analyze_time(c.oid), pg_stat_get_last_autoanalyze_time(c.oid)) AS analyzed,
               age(c.relfrozenxid) AS age
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm') AND c.relpersistence <> 't'
-        ORDER BY c.relname`,
+        WHERE ${SERVICE_TABLES} ORDER BY c.relname`,
     );
     return {
       name: rows[0].name,
