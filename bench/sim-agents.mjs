@@ -107,7 +107,7 @@ function credentialsOf(agent) {
   const ca = config.caPem;
   const key = Buffer.from(agent.spec.keyPem);
   if (config.resume) {
-    agent.tls = new tlsSession.TlsSessionStore();
+    agent.tls = new tlsSession.TlsSessionStore({ keepPeerCertificate: config.fullSessions });
     agent.credentials = new tlsSession.ResumingCredentials(ca, key, agent.spec.certPem, agent.tls);
   } else agent.credentials = grpc.credentials.createSsl(ca, key, Buffer.from(agent.spec.certPem));
   return agent.credentials;
@@ -119,7 +119,7 @@ function http2TlsOf(agent) {
     caPem: config.caPem,
     keyPem: Buffer.from(agent.spec.keyPem),
     certPem: agent.spec.certPem,
-    store: config.resume ? (agent.tls = new tlsSession.TlsSessionStore()) : undefined,
+    store: config.resume ? (agent.tls = new tlsSession.TlsSessionStore({ keepPeerCertificate: config.fullSessions })) : undefined,
   });
   return agent.http2Tls;
 }

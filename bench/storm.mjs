@@ -47,8 +47,13 @@ const RESTARTS = Math.max(1, Number(env.BENCH_STORM_RESTARTS ?? 2));
 const TIMEOUT_S = Number(env.BENCH_STORM_TIMEOUT_S ?? 180);
 /** What the rows are labelled with (e.g. the change measured). */
 const LABEL = env.BENCH_STORM_LABEL ?? 'current';
-/** `0`: the agents do not offer their last TLS session (as agents before resumption). */
+/**
+ * `0`: the agents do not offer their last TLS session (as agents before resumption); `full`: they
+ * keep each session whole, the service's certificate in it, which each dial decodes (as agents
+ * before session 24: src/agent/tls-session.ts, `withoutPeerCertificate`).
+ */
 const RESUME = env.BENCH_STORM_RESUME !== '0';
+const FULL_SESSIONS = env.BENCH_STORM_RESUME === 'full';
 const CONNECT_CONCURRENCY = Number(env.BENCH_STORM_CONNECT_CONCURRENCY ?? 50);
 /** The simulated agents' gRPC client: `http2` (bench/sim-http2.mjs) or `grpc` (grpc-js). */
 const CLIENT = env.BENCH_STORM_CLIENT ?? 'http2';
@@ -285,6 +290,7 @@ export async function stormBench() {
           capacity: AGENT_CAPACITY,
           reconnect: true,
           resume: RESUME,
+          fullSessions: FULL_SESSIONS,
           client: CLIENT,
         },
         'ready',
@@ -359,7 +365,7 @@ function report(initial, rounds, startLoad) {
       'statuses after',
     ],
     rounds.map((r) => [
-      `${LABEL} (${CLIENT})`,
+      `${LABEL} (${CLIENT}${FULL_SESSIONS ? ', whole sessions' : ''})`,
       r.round,
       `${fmt(r.stopS)} / ${fmt(r.readyS)}`,
       `${fmt(r.firstWelcomeS)} / ${fmt(r.allWelcomedS)}`,
