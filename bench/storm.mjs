@@ -91,12 +91,49 @@ function tcpDrops() {
 }
 
 /** Transitions to unreachable a service process has counted since it started. */
-async function unreachableTransitions(url) {
-  const text = await (await fetch(`${url}/metrics`)).text();
+function unreachableTransitions(text) {
   let total = 0;
   for (const m of text.matchAll(/^stack_worker_transitions_total\{([^}]*)\} (\S+)$/gm))
     if (/to="unreachable"/.test(m[1])) total += Number(m[2]);
   return total;
+}
+
+/**
+ * A quantile of a Prometheus histogram's cumulative buckets ([le, count], ascending), interpolated
+ * within its bucket as `histogram_quantile` does.
+ */
+function bucketQuantile(buckets, q) {
+  const total = buckets.at(-1)?.[1] ?? 0;
+  if (total === 0) return NaN;
+  const rank = q * total;
+  let [prevLe, prevCount] = [0, 0];
+  for (const [le, count] of buckets) {
+    if (count >= rank) {
+      if (!Number.isFinite(le)) return prevLe;
+      return prevLe + ((le - prevLe) * (rank - prevCount)) / Math.max(1, count - prevCount);
+    }
+    [prevLe, prevCount] = [le, count];
+  }
+  return prevLe;
+}
+
+/**
+ * The service's own account of its connections since it started (`stack_agent_connect_seconds`:
+ * p50 and p90 per phase, in ms; a service from before it has none) and the ones it refused.
+ */
+function connectPhases(text) {
+  const phases = {};
+  for (const m of text.matchAll(/^stack_agent_connect_seconds_bucket\{le="([^"]+)",phase="([^"]+)"\} (\S+)$/gm)) {
+    (phases[m[2]] ??= []).push([m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[3])]);
+  }
+  const out = {};
+  for (const [phase, buckets] of Object.entries(phases)) {
+    buckets.sort((a, b) => a[0] - b[0]);
+    out[phase] = { p50: bucketQuantile(buckets, 0.5) * 1000, p90: bucketQuantile(buckets, 0.9) * 1000 };
+  }
+  let refused = 0;
+  for (const m of text.matchAll(/^stack_agent_connections_refused_total\{[^}]*\} (\S+)$/gm)) refused += Number(m[1]);
+  return { phases: out, refused };
 }
 
 async function statusCounts(sql) {
@@ -199,7 +236,9 @@ async function restart(ctx, round) {
   };
   // A flush and a sweep later: anything marked on the way is counted.
   await sleep(Math.min(3000, HEARTBEAT_MS));
-  const newTransitions = await unreachableTransitions(svc.url);
+  const serviceMetrics = await (await fetch(`${svc.url}/metrics`)).text();
+  const newTransitions = unreachableTransitions(serviceMetrics);
+  const gate = connectPhases(serviceMetrics);
   const statuses = await statusCounts(sql);
   const lost = (await all(sims, { type: 'reconnects', profileDir: PROFILE_DIR }, 'reconnects')).flatMap(
     (a) => a.agents,
@@ -236,6 +275,7 @@ async function restart(ctx, round) {
     worst,
     polls,
     transitions: newTransitions,
+    gate,
     statuses,
   };
   log(
@@ -360,6 +400,7 @@ function report(initial, rounds, startLoad) {
       'service / agents / PG CPU %',
       'agents loop delay p99 / max ms',
       'accept queue overflows / SYN retransmits',
+      'service: queued / handshake / hello p50 (p90) ms, refused',
       'others CPU %, loadavg',
       'workers seen not healthy (most at once) / unreachable transitions',
       'statuses after',
@@ -377,6 +418,9 @@ function report(initial, rounds, startLoad) {
       `${fmt(r.cpu.service, 0)} / ${fmt(r.cpu.agents, 0)} / ${fmt(r.cpu.pg, 0)}`,
       `${ms(r.agentsLoop.loopP99Ms)} / ${ms(r.agentsLoop.loopMaxMs)}`,
       `${r.drops.overflows} / ${r.drops.synRetrans}`,
+      r.gate.phases.hello
+        ? `${['queued', 'handshake', 'hello'].map((p) => `${ms(r.gate.phases[p]?.p50)} (${ms(r.gate.phases[p]?.p90)})`).join(' / ')}, ${r.gate.refused}`
+        : '-',
       `${fmt(r.cpu.other, 0)}, ${fmt(r.load1, 2)}`,
       `${r.seenNotHealthy} (${r.worst}${r.seenStatuses.length ? `: ${r.seenStatuses.join(', ')}` : ''}) / ${r.transitions}`,
       Object.entries(r.statuses)

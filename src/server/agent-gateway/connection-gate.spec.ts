@@ -24,9 +24,17 @@ describe('ConnectionGate (real loopback sockets)', () => {
     for (const s of injected.splice(0)) s.destroy();
   });
 
+  /** What the gate reported: each admission's wait (s) and each refusal's reason. */
+  const seen = { waits: [] as number[], refused: [] as string[] };
+
   async function start(options: { inFlight: number; queue: number; maxWaitMs: number; holdMs: number }) {
+    seen.waits = [];
+    seen.refused = [];
     // As grpc-js would, the admitted connection is read (and so its end is seen).
-    gate = new ConnectionGate(options, (s) => injected.push(s.resume()));
+    gate = new ConnectionGate(options, (s) => injected.push(s.resume()), {
+      admitted: (seconds) => seen.waits.push(seconds),
+      refused: (reason) => seen.refused.push(reason),
+    });
     const port = await gate.listen('127.0.0.1', 0);
     return { port, injected, gate };
   }
@@ -59,6 +67,12 @@ describe('ConnectionGate (real loopback sockets)', () => {
     await sleep(100);
     expect(injected).toHaveLength(4);
     expect(injected.map((s) => s.remotePort)).toEqual(ports);
+    // Each admission reports its wait from accept: none for the first two, the others queued.
+    expect(seen.waits).toHaveLength(4);
+    expect(seen.waits[0]).toBeLessThan(0.05);
+    expect(seen.waits[2]).toBeGreaterThan(0.08);
+    expect(seen.waits[3]).toBeGreaterThan(seen.waits[2]);
+    expect(seen.refused).toEqual([]);
   });
 
   it('closes a connection past the queue at once, and one that waited too long instead of admitting it', async () => {
@@ -73,6 +87,8 @@ describe('ConnectionGate (real loopback sockets)', () => {
     await closed(queued);
     expect(gate.refused).toBe(2);
     expect(injected).toHaveLength(1);
+    expect(seen.refused).toEqual(['queue_full', 'waited_too_long']);
+    expect(seen.waits).toHaveLength(1);
   });
 
   it('frees a turn held without a welcome after holdMs', async () => {

@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 
 /** Node's own listen backlog. */
 const NODE_BACKLOG = 511;
@@ -14,6 +15,16 @@ export interface ConnectionGateOptions {
   holdMs: number;
 }
 
+/** Why a connection was closed unadmitted. */
+export type RefusedReason = 'queue_full' | 'waited_too_long';
+
+/** What the gate reports as it goes (the service's metrics). */
+export interface GateObserver {
+  /** A connection was admitted after waiting `seconds` from its accept. */
+  admitted(seconds: number): void;
+  refused(reason: RefusedReason): void;
+}
+
 /**
  * The agent port's own listener, in front of grpc-js (`createConnectionInjector`): it admits at most
  * `inFlight` connections at a time from accept to `welcome`, in arrival order, and keeps the others
@@ -24,7 +35,8 @@ export interface ConnectionGateOptions {
  * A connection is identified as grpc-js's `getPeer()` names it (`address:port` of the socket).
  */
 export class ConnectionGate {
-  private readonly admitted = new Map<string, NodeJS.Timeout>();
+  /** Admitted connections by peer: the turn's timer, and when it began (`performance.now()`). */
+  private readonly admitted = new Map<string, { timer: NodeJS.Timeout; at: number }>();
   private readonly waiting: { socket: Socket; at: number }[] = [];
   private server: Server | undefined;
   /** Connections closed unadmitted (queue full, or waited too long), since start. */
@@ -33,7 +45,13 @@ export class ConnectionGate {
   constructor(
     private readonly options: ConnectionGateOptions,
     private readonly inject: (socket: Socket) => void,
+    private readonly observer?: GateObserver,
   ) {}
+
+  /** When the connection `peer` names was admitted (`performance.now()`), while its turn lasts. */
+  admittedAt(peer: string): number | undefined {
+    return this.admitted.get(peer)?.at;
+  }
 
   /** Connections waiting for a turn. */
   get queued(): number {
@@ -68,7 +86,7 @@ export class ConnectionGate {
    */
   close(): void {
     for (const { socket } of this.waiting.splice(0)) socket.destroy();
-    for (const timer of this.admitted.values()) clearTimeout(timer);
+    for (const { timer } of this.admitted.values()) clearTimeout(timer);
     this.admitted.clear();
     this.server?.close();
     this.server = undefined;
@@ -76,9 +94,9 @@ export class ConnectionGate {
 
   /** The connection `peer` names (grpc-js `getPeer()`) was welcomed or refused: its turn is over. */
   settled(peer: string): void {
-    const timer = this.admitted.get(peer);
-    if (timer === undefined) return;
-    clearTimeout(timer);
+    const turn = this.admitted.get(peer);
+    if (turn === undefined) return;
+    clearTimeout(turn.timer);
     this.admitted.delete(peer);
     this.next();
   }
@@ -86,38 +104,44 @@ export class ConnectionGate {
   private arrive(socket: Socket): void {
     // Until grpc-js has it, nobody else listens for its errors (a reset while it waits).
     socket.on('error', () => socket.destroy());
+    const now = performance.now();
     if (this.admitted.size < this.options.inFlight && this.waiting.length === 0) {
-      this.admit(socket);
+      this.admit(socket, now, now);
       return;
     }
     if (this.waiting.length >= this.options.queue) {
-      this.refused++;
-      socket.destroy();
+      this.refuse(socket, 'queue_full');
       return;
     }
-    this.waiting.push({ socket, at: Date.now() });
+    this.waiting.push({ socket, at: now });
   }
 
-  private admit(socket: Socket): void {
+  private refuse(socket: Socket, reason: RefusedReason): void {
+    this.refused++;
+    this.observer?.refused(reason);
+    socket.destroy();
+  }
+
+  private admit(socket: Socket, arrivedAt: number, now: number): void {
     const peer = `${socket.remoteAddress}:${socket.remotePort}`;
     const timer = setTimeout(() => this.settled(peer), this.options.holdMs);
     timer.unref();
-    this.admitted.set(peer, timer);
+    this.admitted.set(peer, { timer, at: now });
+    this.observer?.admitted((now - arrivedAt) / 1000);
     socket.once('close', () => this.settled(peer));
     this.inject(socket);
   }
 
   private next(): void {
-    const now = Date.now();
+    const now = performance.now();
     while (this.admitted.size < this.options.inFlight && this.waiting.length > 0) {
       const { socket, at } = this.waiting.shift()!;
       if (socket.destroyed) continue;
       if (now - at > this.options.maxWaitMs) {
-        this.refused++;
-        socket.destroy();
+        this.refuse(socket, 'waited_too_long');
         continue;
       }
-      this.admit(socket);
+      this.admit(socket, at, now);
     }
   }
 }

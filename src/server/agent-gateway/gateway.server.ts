@@ -1,6 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { HealthImplementation } from 'grpc-health-check';
+import { performance } from 'node:perf_hooks';
+import type { Counter, Histogram } from 'prom-client';
 import type { SecureContextOptions } from 'node:tls';
 import {
   IDENTITY_REVOKED,
@@ -27,6 +30,7 @@ import { SecretBox } from '../common/secret-box.js';
 import { ticketOptions, ticketPeriod } from './tls-tickets.js';
 import { Admission } from './admission.js';
 import { ConnectionGate } from './connection-gate.js';
+import { METRIC } from '../metrics/metric-names.js';
 
 const SERVICE_NAME = 'stack.agent.v1.AgentGateway';
 /** An agent that says nothing for this long after connecting is dropped. */
@@ -103,6 +107,8 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     private readonly config: AppConfig,
     private readonly box: SecretBox,
     health: OrchestratorHealthService,
+    @InjectMetric(METRIC.agentConnectSeconds) private readonly connectSeconds: Histogram<string>,
+    @InjectMetric(METRIC.agentConnectionsRefused) private readonly refusedConnections: Counter<string>,
   ) {
     this.admission = new Admission(config.agentHelloConcurrency);
     this.publicHost = new URL(config.publicUrl).hostname;
@@ -206,6 +212,10 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
         holdMs: CONNECT_HOLD_MS,
       },
       (socket) => injector.injectConnection(socket),
+      {
+        admitted: (seconds) => this.connectSeconds.observe({ phase: 'queued' }, seconds),
+        refused: (reason) => this.refusedConnections.inc({ reason }),
+      },
     );
     this.port = await this.gate.listen(this.config.host, this.config.agentPort);
     this.server = server;
@@ -262,6 +272,9 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
     // The connection's turn at the gate ends with its welcome, or with the stream.
     const peerAddress = stream.getPeer();
     const settle = () => this.gate?.settled(peerAddress);
+    const admittedAt = this.gate?.admittedAt(peerAddress);
+    if (admittedAt !== undefined)
+      this.connectSeconds.observe({ phase: 'handshake' }, (performance.now() - admittedAt) / 1000);
     const fail = (err: unknown) => {
       if (closed) return;
       closed = true;
@@ -296,6 +309,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
               );
             }
             clearTimeout(helloTimer);
+            const helloAt = performance.now();
             // In turn with the other hellos; one whose agent gave up while it waited costs nothing.
             const release = await this.admission.acquire();
             let welcome: Awaited<ReturnType<typeof events.hello>>;
@@ -324,6 +338,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
               },
             });
             this.sessions.connected(workerId, message.hello);
+            this.connectSeconds.observe({ phase: 'hello' }, (performance.now() - helloAt) / 1000);
             settle();
             return;
           }

@@ -18,6 +18,8 @@ export const METRIC = {
   memoryTrims: 'stack_memory_trims_total',
   embeddedVacuums: 'stack_embedded_vacuum_operations_total',
   embeddedVacuumSeconds: 'stack_embedded_vacuum_seconds_total',
+  agentConnectSeconds: 'stack_agent_connect_seconds',
+  agentConnectionsRefused: 'stack_agent_connections_refused_total',
 } as const;
 
 /** Label value for requests no route matched, so unknown paths cannot grow the label set. */

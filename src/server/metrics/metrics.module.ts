@@ -94,6 +94,17 @@ const providers = [
     name: METRIC.embeddedVacuumSeconds,
     help: 'Seconds the embedded database spent in those VACUUM and ANALYZE runs (other statements wait meanwhile).',
   }),
+  makeHistogramProvider({
+    name: METRIC.agentConnectSeconds,
+    help: 'Agent connections on this replica, seconds per phase: queued (accept to admission), handshake (admission to the Connect stream: TLS and HTTP/2), hello (hello to welcome: the turn and the database).',
+    labelNames: ['phase'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 7.5, 10, 12.5, 15, 30],
+  }),
+  makeCounterProvider({
+    name: METRIC.agentConnectionsRefused,
+    help: 'Agent connections this replica closed unadmitted, by reason: queue_full, or waited_too_long (its agent has given up).',
+    labelNames: ['reason'],
+  }),
   makeCounterProvider({
     name: METRIC.workerTransitions,
     help: 'Worker status transitions, by previous and new status.',
