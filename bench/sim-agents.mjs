@@ -119,7 +119,9 @@ function http2TlsOf(agent) {
     caPem: config.caPem,
     keyPem: Buffer.from(agent.spec.keyPem),
     certPem: agent.spec.certPem,
-    store: config.resume ? (agent.tls = new tlsSession.TlsSessionStore({ keepPeerCertificate: config.fullSessions })) : undefined,
+    store: config.resume
+      ? (agent.tls = new tlsSession.TlsSessionStore({ keepPeerCertificate: config.fullSessions }))
+      : undefined,
   });
   return agent.http2Tls;
 }

@@ -123,7 +123,9 @@ function bucketQuantile(buckets, q) {
  */
 function connectPhases(text) {
   const phases = {};
-  for (const m of text.matchAll(/^stack_agent_connect_seconds_bucket\{le="([^"]+)",phase="([^"]+)"\} (\S+)$/gm)) {
+  for (const m of text.matchAll(
+    /^stack_agent_connect_seconds_bucket\{le="([^"]+)",phase="([^"]+)"\} (\S+)$/gm,
+  )) {
     (phases[m[2]] ??= []).push([m[1] === '+Inf' ? Infinity : Number(m[1]), Number(m[3])]);
   }
   const out = {};
@@ -132,7 +134,8 @@ function connectPhases(text) {
     out[phase] = { p50: bucketQuantile(buckets, 0.5) * 1000, p90: bucketQuantile(buckets, 0.9) * 1000 };
   }
   let refused = 0;
-  for (const m of text.matchAll(/^stack_agent_connections_refused_total\{[^}]*\} (\S+)$/gm)) refused += Number(m[1]);
+  for (const m of text.matchAll(/^stack_agent_connections_refused_total\{[^}]*\} (\S+)$/gm))
+    refused += Number(m[1]);
   return { phases: out, refused };
 }
 
