@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedVacuum } from '../../src/server/database/embedded-vacuum.js';
@@ -117,6 +120,58 @@ describe('embedded database maintenance', () => {
       } finally {
         vacuum.limits = {};
         await db.query(`DROP TABLE IF EXISTS xid_burner`);
+      }
+    });
+
+    it('skips the pass after start on a database it created, and runs it when the database is opened again', async () => {
+      // An empty data directory: this start creates the database (initdb), as a new user's first.
+      // (Read from the database: the log capture and the metrics registry belong to this process's
+      // first app.)
+      const dataDir = mkdtempSync(join(tmpdir(), 'so-test-fresh-'));
+      const fresh = {
+        dataDir,
+        databaseUrl: undefined,
+        drop: () => Promise.resolve(rmSync(dataDir, { recursive: true, force: true })),
+      };
+      let app = await startTestApp({ db: fresh, env: { EMBEDDED_VACUUM_INTERVAL: '1s' } });
+      try {
+        const sql = (a: TestApp, text: string) => a.app.get(DataSource).query<{ relname: string }[]>(text);
+        // The first pass ran: the catalogs the migrations changed are past the thresholds (analyzed)...
+        await eventually(
+          async () =>
+            (
+              await sql(
+                app,
+                `SELECT relname FROM pg_stat_sys_tables WHERE vacuum_count > 0 OR analyze_count > 0`,
+              )
+            ).length > 0,
+          20_000,
+        );
+        // Past the end of that pass (a pass after start takes a quarter of a second here)...
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        // ...which left alone the service's tables that nothing changed (a pass after start
+        // vacuums and analyzes every one).
+        const untouched = await sql(
+          app,
+          `SELECT relname FROM pg_stat_user_tables WHERE vacuum_count = 0 AND analyze_count = 0`,
+        );
+        expect(untouched.map((r) => r.relname)).toContain('workers');
+
+        // Opened again: PGlite's counters are gone, so every table is vacuumed and analyzed once.
+        await app.close({ drop: false });
+        app = await startTestApp({ db: fresh, env: { EMBEDDED_VACUUM_INTERVAL: '1s' } });
+        await eventually(
+          async () =>
+            (
+              await sql(
+                app,
+                `SELECT relname FROM pg_stat_user_tables WHERE vacuum_count = 0 OR analyze_count = 0`,
+              )
+            ).length === 0,
+          20_000,
+        );
+      } finally {
+        await app.close();
       }
     });
   } else {

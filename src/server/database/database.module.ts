@@ -5,7 +5,7 @@ import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { AppConfig } from '../config/config.js';
 import { StartupState } from '../common/startup-state.js';
 import { createDataSource, runMigrationsLocked } from './data-source.js';
-import { EmbeddedVacuum } from './embedded-vacuum.js';
+import { EmbeddedDatabaseState, EmbeddedVacuum } from './embedded-vacuum.js';
 import { prepareStatements } from './prepared-statements.js';
 import type { EmbeddedPostgres } from './embedded-postgres.js';
 
@@ -57,6 +57,11 @@ export class DatabaseConnection implements OnApplicationShutdown {
     }
   }
 
+  /** The embedded database was created by this process (an empty data directory). */
+  get embeddedCreated(): boolean {
+    return this.embedded?.created ?? false;
+  }
+
   async onApplicationShutdown(): Promise<void> {
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
     await this.embedded?.stop();
@@ -75,6 +80,11 @@ export class DatabaseConnection implements OnApplicationShutdown {
       provide: DataSource,
       inject: [DatabaseConnection],
       useFactory: (connection: DatabaseConnection) => connection.dataSource,
+    },
+    {
+      provide: EmbeddedDatabaseState,
+      inject: [DatabaseConnection],
+      useFactory: (connection: DatabaseConnection) => new EmbeddedDatabaseState(connection.embeddedCreated),
     },
     EmbeddedVacuum,
   ],

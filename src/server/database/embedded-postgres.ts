@@ -46,6 +46,8 @@ export class EmbeddedPostgres {
     private readonly lockFile: string,
     /** A `postgres://` URL for `pg`. */
     readonly url: string,
+    /** Whether this start created the database (an empty data directory): nothing came before. */
+    readonly created: boolean,
   ) {}
 
   /** Opens (or creates) the database and starts serving it. `maxConnections` must cover the pool. */
@@ -56,7 +58,8 @@ export class EmbeddedPostgres {
     try {
       const pgdata = join(dataDir, 'pgdata');
       makePrivateDir(pgdata);
-      if (!existsSync(join(pgdata, 'PG_VERSION'))) await initdbInChild(pgdata);
+      const created = !existsSync(join(pgdata, 'PG_VERSION'));
+      if (created) await initdbInChild(pgdata);
       const db = await PGlite.create({
         fs: new OwnerOnlyNodeFS(pgdata),
         startParams: [
@@ -71,6 +74,7 @@ export class EmbeddedPostgres {
         server,
         lockFile,
         `postgres://postgres@${server.getServerConn()}/postgres`,
+        created,
       );
     } catch (err) {
       rmSync(lockFile, { force: true });

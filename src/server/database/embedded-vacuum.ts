@@ -6,6 +6,12 @@ import { firstThenEvery } from '../common/periodic.js';
 import { AppConfig } from '../config/config.js';
 import { METRIC } from '../metrics/metric-names.js';
 
+/** What the database connection knows of the embedded database (nothing on PostgreSQL). */
+export class EmbeddedDatabaseState {
+  /** `created`: this process created the embedded database (its data directory was empty). */
+  constructor(readonly created: boolean) {}
+}
+
 /** What a maintenance pass does to one table, and why. */
 export interface VacuumTask {
   /** The table as `regclass` prints it: quoted, schema-qualified outside the search path. */
@@ -125,7 +131,8 @@ export function statementsOf(task: VacuumTask): string[] {
  *
  * PGlite loses its activity counters at every restart (they live in memory), so the first pass
  * after start vacuums and analyzes each of the service's tables once: rows that died before the
- * restart are counted nowhere else. A vacuum skips the pages it already found clean (the visibility
+ * restart are counted nowhere else. Not after a start that created the database: nothing came
+ * before it. A vacuum skips the pages it already found clean (the visibility
  * map is on disk), so that pass costs little on a database vacuumed before.
  *
  * On PostgreSQL this does nothing: its own autovacuum runs there.
@@ -143,6 +150,7 @@ export class EmbeddedVacuum implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     private readonly config: AppConfig,
     private readonly dataSource: DataSource,
+    private readonly embedded: EmbeddedDatabaseState,
     @InjectMetric(METRIC.embeddedVacuums) private readonly operations: Counter<string>,
     @InjectMetric(METRIC.embeddedVacuumSeconds) private readonly seconds: Counter<string>,
   ) {}
@@ -151,12 +159,18 @@ export class EmbeddedVacuum implements OnApplicationBootstrap, OnModuleDestroy {
     const intervalMs = this.config.embeddedVacuumIntervalMs;
     // PostgreSQL proper (DATABASE_URL) runs its own autovacuum.
     if (this.config.databaseUrl !== undefined || intervalMs === 0) return;
+    // A database this process created has no activity from before it to catch up on: its counters
+    // hold everything since initdb. The pass after start (which touches every table, and so grows
+    // PGlite's memory by some 20-30 MiB) is for a database opened again.
+    const catchUp = !this.embedded.created;
+    if (!catchUp)
+      this.logger.log('embedded database created by this process: no maintenance pass after start');
     this.timers = firstThenEvery(
       this.logger,
       'embedded-vacuum',
       FIRST_VACUUM_AFTER_MS,
       intervalMs,
-      () => this.pass(true),
+      () => this.pass(catchUp),
       () => this.pass(false),
     );
   }
