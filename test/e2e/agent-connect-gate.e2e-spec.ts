@@ -60,7 +60,7 @@ describe('the agent port admits connections in turn', () => {
     tls.destroy();
   });
 
-  it('measures each connection by phase: queued, handshake, hello; and counts the ones refused', async () => {
+  it('measures each connection by phase: queued, handshake, hello', async () => {
     // The test above: two connections queued, the second for about 1.5 s.
     const before = await metrics(t, 'stack_agent_connect_seconds');
     expect(before.get('stack_agent_connect_seconds_count{phase="queued"}')).toBe(2);
@@ -82,7 +82,5 @@ describe('the agent port admits connections in turn', () => {
       expect(sum).toBeGreaterThan(0);
       expect(sum).toBeLessThan(10);
     }
-    const refused = await metrics(t, 'stack_agent_connections_refused_total');
-    expect([...refused.values()].reduce((a, b) => a + b, 0)).toBe(0);
   });
 });

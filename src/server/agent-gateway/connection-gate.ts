@@ -39,8 +39,6 @@ export class ConnectionGate {
   private readonly admitted = new Map<string, { timer: NodeJS.Timeout; at: number }>();
   private readonly waiting: { socket: Socket; at: number }[] = [];
   private server: Server | undefined;
-  /** Connections closed unadmitted (queue full, or waited too long), since start. */
-  refused = 0;
 
   constructor(
     private readonly options: ConnectionGateOptions,
@@ -117,7 +115,6 @@ export class ConnectionGate {
   }
 
   private refuse(socket: Socket, reason: RefusedReason): void {
-    this.refused++;
     this.observer?.refused(reason);
     socket.destroy();
   }
