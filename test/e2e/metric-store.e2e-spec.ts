@@ -191,12 +191,13 @@ describe('metric store storage', () => {
     const query = db.query.bind(db);
     let meanwhile: Promise<unknown> | undefined;
     // While the full read fetches the older batch, a read of a time without batches evicts the cache.
-    db.query = (async (sql: string, params?: unknown[]) => {
-      if (meanwhile === undefined && sql.startsWith('SELECT id, data FROM metric_batches')) {
+    // Every argument passed on: a query inside a transaction (a write meanwhile) names its runner.
+    db.query = (async (...args: Parameters<typeof query>) => {
+      if (meanwhile === undefined && args[0].startsWith('SELECT id, data FROM metric_batches')) {
         meanwhile = read('default', 'cached', NOW - 30 * HOUR, NOW - 29 * HOUR);
         await meanwhile;
       }
-      return query(sql, params);
+      return query(...args);
     }) as typeof db.query;
     try {
       expect(pairs((await read('default', 'cached'))[0])).toEqual([
