@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobLifecycle } from '../../src/server/jobs/job-lifecycle.js';
 import { JobsRepository } from '../../src/server/jobs/jobs.repository.js';
 import { StacksService } from '../../src/server/stacks/stacks.service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -166,6 +167,82 @@ describe('job results and their stacks commit together', () => {
     expect((await api.post(`/jobs/${jobId}/cancel`)).status).toBe(200);
     expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('cancelled');
     expect((await api.get(`/stacks/${stackId}`)).body.status).toBe('failed');
+  });
+
+  /** A stack placed on a worker that is not connected, with its destroy job `running` there. */
+  async function runningDestroy(name: string): Promise<{ stackId: string; jobId: string }> {
+    const token = await api.post('/join-tokens', { pre_approved: true });
+    const worker = await enrollAgent(t.url, token.body.token as string, `${name}-node`);
+    const created = await api.yaml('post', '/stacks', stackYaml(name));
+    const stackId = created.body.id as string;
+    const db = t.app.get(DataSource);
+    await db.query(`UPDATE stacks SET worker_id = $2 WHERE id = $1`, [stackId, worker.id]);
+    const destroy = await api.delete(`/stacks/${stackId}`);
+    expect(destroy.status).toBe(202);
+    const jobId = destroy.body.id as string;
+    // As if dispatched and confirmed by its agent.
+    await db.query(`UPDATE jobs SET status = 'running', worker_id = $2 WHERE id = $1`, [jobId, worker.id]);
+    return { stackId, jobId };
+  }
+
+  const succeededPatch = () => ({ results: [], error: null, progress: 100, finishedAt: new Date() });
+
+  it('a destroy that succeeds in a batch deletes its stack in the same transaction', async () => {
+    const { stackId, jobId } = await runningDestroy('batch-destroy');
+    const repository = t.app.get(JobsRepository);
+    const stacks = t.app.get(StacksService);
+    const job = (await repository.findById(jobId))!;
+    const { moved, written } = await repository.finishMany(
+      [{ job, to: 'succeeded', patch: succeededPatch() }],
+      async (done, manager) => {
+        const result = await stacks.finishingMany(
+          done.map((m) => m.job),
+          true,
+          manager,
+        );
+        // Inside the transaction the stack is gone already.
+        expect(await manager.query('SELECT id FROM stacks WHERE id = $1', [stackId])).toEqual([]);
+        return result;
+      },
+    );
+    expect(moved).toHaveLength(1);
+    expect(written).toMatchObject({ destroyed: [{ job: { id: jobId }, owner: 'default' }] });
+    expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('succeeded');
+    expect((await api.get(`/stacks/${stackId}`)).status).toBe(404);
+  });
+
+  it('a destroy whose stack deletion fails leaves the job and its stack as they were', async () => {
+    const { stackId, jobId } = await runningDestroy('single-destroy-ok');
+    const db = t.app.get(DataSource);
+    await db.query(`CREATE OR REPLACE FUNCTION refuse_stack_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION 'stack deletion refused';
+      END $$`);
+    await db.query(
+      `CREATE TRIGGER refuse_stack_delete BEFORE DELETE ON stacks FOR EACH ROW EXECUTE FUNCTION refuse_stack_delete()`,
+    );
+    const lifecycle = t.app.get(JobLifecycle);
+    try {
+      await expect(
+        lifecycle.move(jobId, { type: 'succeeded' }, succeededPatch(), { reachedNode: true }),
+      ).rejects.toThrow('stack deletion refused');
+      // Without the shared transaction the job had succeeded here, its stack still there.
+      expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('running');
+      expect((await api.get(`/stacks/${stackId}`)).body.status).toBe('destroying');
+    } finally {
+      await db.query('DROP TRIGGER refuse_stack_delete ON stacks');
+      await db.query('DROP FUNCTION refuse_stack_delete()');
+    }
+    const moved = await lifecycle.move(jobId, { type: 'succeeded' }, succeededPatch(), { reachedNode: true });
+    expect(moved?.job.status).toBe('succeeded');
+    // Once the job reads succeeded its stack is gone, and the destruction is audited.
+    expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('succeeded');
+    expect((await api.get(`/stacks/${stackId}`)).status).toBe(404);
+    const [audit] = await db.query<{ details: { job_id: string } }[]>(
+      `SELECT details FROM audit_events WHERE action = 'stack.destroyed' AND target = $1`,
+      [stackId],
+    );
+    expect(audit?.details.job_id).toBe(jobId);
   });
 
   it('the sweep leaves a queued job whose last dispatch is older than its timeout in the queue', async () => {

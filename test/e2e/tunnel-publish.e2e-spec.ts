@@ -260,8 +260,8 @@ describe('publishing stack services through the tunnel ingress', () => {
     const destroy = await api.delete(`/stacks/${stackId}`);
     expect(destroy.status).toBe(202);
     expect((await api.jobUntil(destroy.body.id as string, ['succeeded', 'failed'])).status).toBe('succeeded');
-    // The stack row goes last, after its services were unpublished.
-    await eventually(async () => (await api.get(`/stacks/${stackId}`)).status === 404);
+    // The stack row goes with the job's success, after its services were unpublished.
+    expect((await api.get(`/stacks/${stackId}`)).status).toBe(404);
     expect(await services()).toEqual({ base_id: baseId, services: [] });
     expect(problem(await send(appPort, { path: '/', headers: { host } }))).toMatchObject({
       status: 404,

@@ -133,6 +133,17 @@ export class AgentJobEvents implements AgentWorkHandler, OnModuleInit {
       if (to === null) noMove.push(job);
       else rows.push({ job, to, patch: finalPatch(result.event, job), result });
     }
+    // A destroy's stack is deleted in the batch's transaction; what must go first goes now. One that
+    // cannot takes the single-job path, which tries again.
+    for (const row of rows.filter((r) => r.job.type === 'destroy' && r.to === 'succeeded')) {
+      try {
+        await this.lifecycle.destroySucceeding([row.job]);
+      } catch (err) {
+        this.logger.warn({ err, job_id: row.job.id }, 'destroyed stack not cleaned up; trying again');
+        rows.splice(rows.indexOf(row), 1);
+        single.push(row.result);
+      }
+    }
     let moved: { job: JobEntity; from: JobState }[] = [];
     let written: unknown;
     try {

@@ -6,7 +6,7 @@ import { CommandRelay } from '../agent-gateway/command-relay.js';
 import { METRIC } from '../metrics/metric-names.js';
 import type { JobEntity } from './entities/job.entity.js';
 import { JobEventWriter } from './job-event-writer.js';
-import { isTerminal, type JobEvent, type JobState } from './job-state.js';
+import { isTerminal, nextJobState, type JobEvent, type JobState } from './job-state.js';
 import { JobsRepository } from './jobs.repository.js';
 
 /** What the stacks feature does when its jobs move; registered at start. */
@@ -25,6 +25,11 @@ export interface StackJobHooks {
    * `reachedNode` as for {@link reachedNode}.
    */
   finishingMany(jobs: JobEntity[], reachedNode: boolean, manager: EntityManager): Promise<unknown>;
+  /**
+   * Destroy jobs are about to succeed (before the transaction that moves them, in which their stacks
+   * are deleted): what has to go before the stacks' rows do.
+   */
+  destroySucceeding(jobs: JobEntity[]): Promise<void>;
   finishedMany(jobs: JobEntity[], reachedNode: boolean, written: unknown): Promise<void>;
   /** The job's agent reported its end: the node now reflects this job (drift compares from here). */
   reachedNode(job: JobEntity): Promise<void>;
@@ -95,8 +100,14 @@ export class JobLifecycle {
     options: { known?: JobEntity; reachedNode?: boolean } = {},
   ): Promise<Moved> {
     const reachedNode = options.reachedNode ?? false;
+    let known = options.known;
+    if (this.hooks && (event.type === 'succeeded' || event.type === 'nothing_to_do')) {
+      known ??= (await this.repository.findById(id)) ?? undefined;
+      if (known?.type === 'destroy' && nextJobState(known.status, event) === 'succeeded')
+        await this.hooks.destroySucceeding([known]);
+    }
     const { moved, written } = await this.repository.inTransaction(async (manager) => {
-      const moved = await this.repository.transition(id, event, patch, manager, options.known);
+      const moved = await this.repository.transition(id, event, patch, manager, known);
       const ended = moved !== null && isTerminal(moved.job.status);
       return { moved, written: ended ? await this.finishingMany([moved], reachedNode, manager) : undefined };
     });
@@ -146,6 +157,11 @@ export class JobLifecycle {
       'job queued again',
     );
     this.queueChanged();
+  }
+
+  /** Destroy jobs about to succeed, before their transaction ({@link StackJobHooks.destroySucceeding}). */
+  async destroySucceeding(jobs: JobEntity[]): Promise<void> {
+    if (this.hooks && jobs.length > 0) await this.hooks.destroySucceeding(jobs);
   }
 
   /**

@@ -242,6 +242,19 @@ export class StacksRepository {
     await this.stacks.delete({ id });
   }
 
+  /** Deletes stacks (their revisions, drift, logs and links go with them); answers those deleted. */
+  async deleteMany(
+    ids: string[],
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<{ id: string; owner: string }[]> {
+    if (ids.length === 0) return [];
+    const [deleted] = await manager.query<[{ id: string; owner: string }[], number]>(
+      'DELETE FROM stacks WHERE id = ANY($1::uuid[]) RETURNING id, owner',
+      [ids],
+    );
+    return deleted;
+  }
+
   /** CPU and memory reserved by the stacks on each worker. */
   async reservations(
     workerIds: string[],

@@ -49,6 +49,8 @@ import { isNameConflict, StacksRepository } from './stacks.repository.js';
 interface FinishedStacks {
   batch: JobEntity[];
   previous: Map<string, FinishedStack>;
+  /** The succeeded destroys whose stacks the transaction deleted, and those stacks' owners. */
+  destroyed: { job: JobEntity; owner: string }[];
 }
 
 /** What a deploy read: the stack, its current definition and that revision's job payload. */
@@ -437,8 +439,38 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
   }
 
   /**
-   * A job's stack on its own, after the commit: a destroy that succeeded (the stack goes), or a
-   * second job of a stack already written in the same batch.
+   * Before the transaction in which destroy jobs succeed: what must go before their stacks' rows do,
+   * whose deletion takes the links along (the published services, unpublished with their audit
+   * rows; the monitoring clients, deleted with their tokens). Should the transaction then not move
+   * a job (it moved meanwhile), its stack stays with neither: the next deploy makes both again.
+   */
+  async destroySucceeding(jobs: JobEntity[]): Promise<void> {
+    for (const job of jobs) {
+      const stack = await this.repository.findById(job.stackId);
+      if (!stack) continue;
+      await this.publishing.finished({ ...job, status: 'succeeded' }, stack);
+      await this.monitoringClients.removeAll(stack);
+    }
+  }
+
+  /** After the commit that deleted destroyed stacks: the gauge, an audit row and a log record each. */
+  private async destroyed(jobs: { job: JobEntity; owner: string }[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.refreshGauge();
+    for (const { job, owner } of jobs) {
+      await this.audit.record({
+        action: 'stack.destroyed',
+        owner,
+        target: job.stackId,
+        details: { job_id: job.id },
+      });
+      this.logger.log({ stack_id: job.stackId, job_id: job.id }, 'stack destroyed');
+    }
+  }
+
+  /**
+   * A job's stack on its own, after the commit: a second job of a stack already written in the same
+   * batch (a destroy that succeeded deleted its stack in the transaction, with the stack's first job).
    */
   private async finished(job: JobEntity, reachedNode: boolean): Promise<void> {
     const stack = await this.repository.findById(job.stackId);
@@ -446,17 +478,9 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     const lastJob = reachedNode ? { lastJobId: job.id } : {};
     if (job.type === 'destroy') {
       if (job.status === 'succeeded') {
-        await this.publishing.finished(job, stack);
-        await this.monitoringClients.removeAll(stack);
-        await this.repository.delete(stack.id);
-        await this.refreshGauge();
-        await this.audit.record({
-          action: 'stack.destroyed',
-          owner: stack.owner,
-          target: stack.id,
-          details: { job_id: job.id },
-        });
-        this.logger.log({ stack_id: stack.id, job_id: job.id }, 'stack destroyed');
+        await this.destroySucceeding([job]);
+        const deleted = await this.repository.deleteMany([stack.id]);
+        await this.destroyed(deleted.map((d) => ({ job, owner: d.owner })));
       } else await this.repository.update(stack.id, { status: 'failed', ...lastJob });
       return;
     }
@@ -476,7 +500,9 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
    * The stacks of jobs that ended (a batch of jobs of different stacks, or one job), one statement
    * inside the transaction that moved the jobs: a provision's stack `deployed` or `failed`, a failed
    * or cancelled destroy's stack `failed` (each stack once: a second job of the same stack takes the
-   * single path after the commit). A destroy that succeeded deletes its stack after the commit.
+   * single path after the commit). A destroy that succeeded deletes its stack in the same
+   * transaction (one statement for the batch), so no reader sees the job succeeded and the stack
+   * still there; {@link destroySucceeding} ran before it.
    */
   async finishingMany(
     jobs: JobEntity[],
@@ -500,18 +526,38 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
       reachedNode,
       manager,
     );
-    return { batch, previous };
+    const ending = jobs.filter(
+      (job) =>
+        job.type === 'destroy' &&
+        job.status === 'succeeded' &&
+        !stacks.has(job.stackId) &&
+        stacks.add(job.stackId),
+    );
+    const owners = new Map(
+      (
+        await this.repository.deleteMany(
+          ending.map((job) => job.stackId),
+          manager,
+        )
+      ).map((d) => [d.id, d.owner]),
+    );
+    const destroyed = ending.flatMap((job) => {
+      const owner = owners.get(job.stackId);
+      return owner === undefined ? [] : [{ job, owner }];
+    });
+    return { batch, previous, destroyed };
   }
 
   /** After the commit: publishing for the stacks written, and the single path for the rest. */
   async finishedMany(jobs: JobEntity[], reachedNode: boolean, written: unknown): Promise<void> {
     // What finishingMany answered in the same batch's transaction (JobLifecycle passes it on).
-    const { batch, previous } = written as FinishedStacks;
+    const { batch, previous, destroyed } = written as FinishedStacks;
     for (const job of batch) {
       const stack = previous.get(job.stackId);
       if (stack && job.status === 'succeeded') await this.publishing.finished(job, stack);
     }
-    const batched = new Set(batch);
+    await this.destroyed(destroyed);
+    const batched = new Set([...batch, ...destroyed.map((d) => d.job)]);
     for (const job of jobs) if (!batched.has(job)) await this.finished(job, reachedNode);
   }
 
