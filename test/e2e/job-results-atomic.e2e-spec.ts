@@ -245,6 +245,27 @@ describe('job results and their stacks commit together', () => {
     expect(audit?.details.job_id).toBe(jobId);
   });
 
+  it('a never-placed stack whose destroy cannot finish gets its job failed, and can be destroyed again', async () => {
+    const created = await api.yaml('post', '/stacks', stackYaml('never-placed-destroy'));
+    const stackId = created.body.id as string;
+    const db = t.app.get(DataSource);
+    // The cleanup before the stack's deletion reads this table: the read fails.
+    await db.query('ALTER TABLE stack_monitoring_clients RENAME TO stack_monitoring_clients_away');
+    try {
+      expect((await api.delete(`/stacks/${stackId}`)).status).toBe(500);
+    } finally {
+      await db.query('ALTER TABLE stack_monitoring_clients_away RENAME TO stack_monitoring_clients');
+    }
+    const jobs = (await api.get(`/jobs?stack_id=${stackId}`)).body.jobs as { status: string }[];
+    // Without the abort the job stayed queued with no worker, for no dispatcher to take.
+    expect(jobs.map((j) => j.status)).toEqual(['failed']);
+    expect((await api.get(`/stacks/${stackId}`)).body.status).toBe('failed');
+    const again = await api.delete(`/stacks/${stackId}`);
+    expect(again.status).toBe(202);
+    expect(again.body.status).toBe('succeeded');
+    expect((await api.get(`/stacks/${stackId}`)).status).toBe(404);
+  });
+
   it('the sweep leaves a queued job whose last dispatch is older than its timeout in the queue', async () => {
     const token = await api.post('/join-tokens', { pre_approved: true });
     const worker = await enrollAgent(t.url, token.body.token as string, 'away-node');

@@ -160,14 +160,22 @@ export class JobsService {
       return (await this.repository.findById(job.id)) ?? job;
     }
     if (noWorkerNeeded) {
-      const done = await this.lifecycle.move(
-        job.id,
-        { type: 'nothing_to_do' },
-        {
-          progress: 100,
-          finishedAt: new Date(),
-        },
-      );
+      let done;
+      try {
+        done = await this.lifecycle.move(
+          job.id,
+          { type: 'nothing_to_do' },
+          {
+            progress: 100,
+            finishedAt: new Date(),
+          },
+        );
+      } catch (err) {
+        // No dispatcher would ever take this job (it has no worker): it fails, so the stack is
+        // free for another try, and the request answers with the error.
+        await this.lifecycle.abort(job, 'the job could not be finished; try again');
+        throw err;
+      }
       return done ? done.job : job;
     }
     this.logger.log(
