@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobEntity } from '../../src/server/jobs/entities/job.entity.js';
+import { StackPublishing } from '../../src/server/stacks/stack-publishing.js';
 import type { AgentProcess } from '../support/agent-process.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
 import { send, type Received } from '../support/ingress.js';
@@ -305,5 +309,67 @@ describe('publishing stack services through the tunnel ingress', () => {
     });
     expect(text(answer)).toBe('shop');
     for (const id of ids) expect((await api.delete(`/stacks/${id}`)).status).toBe(202);
+  });
+
+  it('a batch of finished deploys publishes and removes as one job at a time would', async () => {
+    // The agents' results of a write batch reach StackPublishing.finishedMany together.
+    const publishing = t.app.get(StackPublishing);
+    const made = async (name: string, isPublic: boolean) => {
+      const created = await api.yaml(
+        'post',
+        '/stacks',
+        shopYaml(await freePort(), { isPublic, version: name, stack: name }),
+      );
+      expect(created.status, created.text).toBe(201);
+      return created.body.id as string;
+    };
+    const item = (stackId: string, name: string, revision: number, deployedRevision: number | null) => ({
+      job: {
+        id: randomUUID(),
+        type: 'provision',
+        status: 'succeeded',
+        stackId,
+        revision,
+        workerId,
+        createdBy: 'batch-test',
+      } as JobEntity,
+      stack: { id: stackId, name, owner: 'default', deployedRevision },
+    });
+    const [a, b, c] = [
+      await made('batch-a', true),
+      await made('batch-b', true),
+      await made('batch-c', false),
+    ];
+    // As stored (the API lists a stack's services once it is deployed; these never were).
+    const subdomains = async () =>
+      (
+        await t.app
+          .get(DataSource)
+          .query<{ subdomain: string }[]>('SELECT subdomain FROM tunnel_services ORDER BY subdomain')
+      ).map((r) => r.subdomain);
+    await publishing.finishedMany([item(b, 'batch-b', 1, null)]);
+    expect(await subdomains()).toContain(`web-batch-b.${baseId}`);
+    // b's second revision has no public service; a is new and public; c has none and never had.
+    const put = await api.yaml(
+      'put',
+      `/stacks/${b}`,
+      shopYaml(await freePort(), { isPublic: false, version: 'b2', stack: 'batch-b' }),
+    );
+    expect(put.status, put.text).toBe(200);
+    await publishing.finishedMany([
+      item(a, 'batch-a', 1, null),
+      item(b, 'batch-b', 2, 1),
+      item(c, 'batch-c', 1, null),
+    ]);
+    const now = await subdomains();
+    expect(now).toContain(`web-batch-a.${baseId}`);
+    expect(now).not.toContain(`web-batch-b.${baseId}`);
+    expect(now.filter((s) => s.includes('batch-c'))).toEqual([]);
+    const records = await audit('tunnel.services_published');
+    expect(records.filter((e) => e.target === b).map((e) => e.details.removed)).toEqual([
+      [`web-batch-b.${baseId}`],
+      [],
+    ]);
+    expect(records.filter((e) => e.target === c)).toEqual([]);
   });
 });

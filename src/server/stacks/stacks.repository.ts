@@ -158,6 +158,19 @@ export class StacksRepository {
     return this.revisions.findOneBy({ stackId, revision });
   }
 
+  /** Several stacks' revisions, one statement; those that do not exist are left out. */
+  revisionsOf(keys: { stackId: string; revision: number }[]): Promise<StackRevisionEntity[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    return this.revisions
+      .createQueryBuilder('r')
+      .select(['r.stackId', 'r.revision', 'r.definition'])
+      .where('(r.stackId, r.revision) IN (SELECT * FROM unnest(:ids::uuid[], :revisions::int[]))', {
+        ids: keys.map((k) => k.stackId),
+        revisions: keys.map((k) => k.revision),
+      })
+      .getMany();
+  }
+
   listRevisions(
     stackId: string,
   ): Promise<Pick<StackRevisionEntity, 'revision' | 'createdAt' | 'createdBy'>[]> {

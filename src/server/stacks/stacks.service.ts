@@ -552,10 +552,12 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
   async finishedMany(jobs: JobEntity[], reachedNode: boolean, written: unknown): Promise<void> {
     // What finishingMany answered in the same batch's transaction (JobLifecycle passes it on).
     const { batch, previous, destroyed } = written as FinishedStacks;
-    for (const job of batch) {
-      const stack = previous.get(job.stackId);
-      if (stack && job.status === 'succeeded') await this.publishing.finished(job, stack);
-    }
+    await this.publishing.finishedMany(
+      batch.flatMap((job) => {
+        const stack = previous.get(job.stackId);
+        return stack ? [{ job, stack }] : [];
+      }),
+    );
     await this.destroyed(destroyed);
     const batched = new Set([...batch, ...destroyed.map((d) => d.job)]);
     for (const job of jobs) if (!batched.has(job)) await this.finished(job, reachedNode);

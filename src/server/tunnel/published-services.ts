@@ -33,6 +33,11 @@ export class PublishedServices implements StackPublisher, OnModuleInit {
     this.publishing.setPublisher(this);
   }
 
+  /** Which of these stacks have services published now. */
+  withServices(stackIds: string[]): Promise<Set<string>> {
+    return this.repository.stacksWithServices(stackIds);
+  }
+
   async deployed(
     stack: PublishedStack,
     services: ServiceDefinition[],

@@ -155,6 +155,16 @@ export class TunnelRepository {
     return this.publishedWhere('stack_id', stackId);
   }
 
+  /** Which of these stacks have services published, one statement. */
+  async stacksWithServices(stackIds: string[]): Promise<Set<string>> {
+    if (stackIds.length === 0) return new Set();
+    const rows = await this.dataSource.query<{ stack_id: string }[]>(
+      `SELECT DISTINCT stack_id FROM tunnel_services WHERE stack_id = ANY($1::uuid[])`,
+      [stackIds],
+    );
+    return new Set(rows.map((r) => r.stack_id));
+  }
+
   /**
    * Makes `services` the published ones of the stack (a deploy's outcome), except names another stack
    * already holds: the first holder keeps a name. Returns the subdomains now published for the stack.
