@@ -94,10 +94,12 @@ export class StackPublishing {
     let candidates: { job: JobEntity; stack: FinishedStack; services: ServiceDefinition[] }[];
     let published: Set<string>;
     try {
-      await this.loadRevisions(deploys.map(({ job }) => ({ stackId: job.stackId, revision: job.revision })));
+      const revisions = await this.publicServicesOf(
+        deploys.map(({ job }) => ({ stackId: job.stackId, revision: job.revision })),
+      );
       candidates = [];
       for (const { job, stack } of deploys) {
-        const services = this.publicOf.get(`${stack.id}@${job.revision}`);
+        const services = revisions.get(`${stack.id}@${job.revision}`);
         // A revision gone meanwhile (its stack deleted) publishes nothing, as in finished().
         if (services === undefined) continue;
         if (services.length === 0 && stack.deployedRevision === job.revision) continue;
@@ -128,17 +130,30 @@ export class StackPublishing {
     }
   }
 
-  /** Reads the revisions not in {@link publicOf} yet, in one statement. */
-  private async loadRevisions(keys: { stackId: string; revision: number }[]): Promise<void> {
-    const missing = keys.filter((k) => !this.publicOf.has(`${k.stackId}@${k.revision}`));
-    if (missing.length === 0) return;
-    for (const stored of await this.repository.revisionsOf(missing)) {
-      if (this.publicOf.size >= 10_000) this.publicOf.clear();
-      this.publicOf.set(
-        `${stored.stackId}@${stored.revision}`,
-        stored.definition.services.filter((s) => !!s.public),
-      );
+  /**
+   * The public services of each revision, by `<stack id>@<revision>`: from {@link publicOf}, and
+   * those not seen yet read in one statement (answered from what was read, whatever the cache then
+   * keeps). A revision that does not exist is left out.
+   */
+  private async publicServicesOf(
+    keys: { stackId: string; revision: number }[],
+  ): Promise<Map<string, ServiceDefinition[]>> {
+    const found = new Map<string, ServiceDefinition[]>();
+    const missing: typeof keys = [];
+    for (const k of keys) {
+      const known = this.publicOf.get(`${k.stackId}@${k.revision}`);
+      if (known) found.set(`${k.stackId}@${k.revision}`, known);
+      else missing.push(k);
     }
+    if (missing.length === 0) return found;
+    for (const stored of await this.repository.revisionsOf(missing)) {
+      const key = `${stored.stackId}@${stored.revision}`;
+      const services = stored.definition.services.filter((s) => !!s.public);
+      found.set(key, services);
+      if (this.publicOf.size >= 10_000) this.publicOf.clear();
+      this.publicOf.set(key, services);
+    }
+    return found;
   }
 
   private async publicServices(stackId: string, revision: number): Promise<ServiceDefinition[] | undefined> {
