@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobLifecycle } from '../../src/server/jobs/job-lifecycle.js';
 import { JobsRepository } from '../../src/server/jobs/jobs.repository.js';
@@ -50,6 +50,30 @@ describe('job results and their stacks commit together', () => {
     finishedAt: new Date(),
   });
 
+  /**
+   * Ends one job as an agents' write batch does (JobsRepository.finishMany with
+   * StacksService.finishingMany, the node reached), running `inside` in that transaction after the
+   * stack's writes.
+   */
+  async function finishAsBatch(
+    jobId: string,
+    to: 'failed' | 'succeeded',
+    patch: Parameters<JobsRepository['finishMany']>[0][number]['patch'],
+    inside: (manager: EntityManager) => Promise<void>,
+  ) {
+    const repository = t.app.get(JobsRepository);
+    const job = (await repository.findById(jobId))!;
+    return repository.finishMany([{ job, to, patch }], async (done, manager) => {
+      const result = await t.app.get(StacksService).finishingMany(
+        done.map((m) => m.job),
+        true,
+        manager,
+      );
+      await inside(manager);
+      return result;
+    });
+  }
+
   it('a failing stack write rolls the jobs back', async () => {
     const { stackId, jobId } = await queuedJob('atomic-rollback');
     const repository = t.app.get(JobsRepository);
@@ -70,25 +94,13 @@ describe('job results and their stacks commit together', () => {
 
   it('the jobs and their stacks are written in the same transaction', async () => {
     const { stackId, jobId } = await queuedJob('atomic-commit');
-    const repository = t.app.get(JobsRepository);
-    const stacks = t.app.get(StacksService);
-    const job = (await repository.findById(jobId))!;
-    const { moved, written } = await repository.finishMany(
-      [{ job, to: 'failed', patch: failedPatch() }],
-      async (done, manager) => {
-        const result = await stacks.finishingMany(
-          done.map((m) => m.job),
-          false,
-          manager,
-        );
-        // Inside the transaction both are written already.
-        const [row] = await manager.query<{ status: string }[]>('SELECT status FROM stacks WHERE id = $1', [
-          stackId,
-        ]);
-        expect(row.status).toBe('failed');
-        return result;
-      },
-    );
+    const { moved, written } = await finishAsBatch(jobId, 'failed', failedPatch(), async (manager) => {
+      // Inside the transaction both are written already.
+      const [row] = await manager.query<{ status: string }[]>('SELECT status FROM stacks WHERE id = $1', [
+        stackId,
+      ]);
+      expect(row.status).toBe('failed');
+    });
     expect(moved).toHaveLength(1);
     expect(written).toMatchObject({ batch: [{ id: jobId }] });
     expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('failed');
@@ -189,22 +201,10 @@ describe('job results and their stacks commit together', () => {
 
   it('a destroy that succeeds in a batch deletes its stack in the same transaction', async () => {
     const { stackId, jobId } = await runningDestroy('batch-destroy');
-    const repository = t.app.get(JobsRepository);
-    const stacks = t.app.get(StacksService);
-    const job = (await repository.findById(jobId))!;
-    const { moved, written } = await repository.finishMany(
-      [{ job, to: 'succeeded', patch: succeededPatch() }],
-      async (done, manager) => {
-        const result = await stacks.finishingMany(
-          done.map((m) => m.job),
-          true,
-          manager,
-        );
-        // Inside the transaction the stack is gone already.
-        expect(await manager.query('SELECT id FROM stacks WHERE id = $1', [stackId])).toEqual([]);
-        return result;
-      },
-    );
+    const { moved, written } = await finishAsBatch(jobId, 'succeeded', succeededPatch(), async (manager) => {
+      // Inside the transaction the stack is gone already.
+      expect(await manager.query('SELECT id FROM stacks WHERE id = $1', [stackId])).toEqual([]);
+    });
     expect(moved).toHaveLength(1);
     expect(written).toMatchObject({ destroyed: [{ job: { id: jobId }, owner: 'default' }] });
     expect((await api.get(`/jobs/${jobId}`)).body.status).toBe('succeeded');

@@ -173,7 +173,11 @@ export class JobsService {
       } catch (err) {
         // No dispatcher would ever take this job (it has no worker): it fails, so the stack is
         // free for another try, and the request answers with the error.
-        await this.lifecycle.abort(job, 'the job could not be finished; try again');
+        await this.lifecycle
+          .abort(job, 'the job could not be finished; try again')
+          .catch((abortErr: unknown) =>
+            this.logger.warn({ err: abortErr, job_id: job.id }, 'job not failed after its error'),
+          );
         throw err;
       }
       return done ? done.job : job;

@@ -59,31 +59,22 @@ export class StackPublishing {
    * undo the job's outcome: the services run, and the next successful deploy publishes them again.
    */
   async finished(job: JobEntity, stack: FinishedStack): Promise<void> {
+    if (job.type !== 'destroy') return this.finishedMany([{ job, stack }]);
     if (!this.publisher || job.status !== 'succeeded') return;
-    const ref: PublishedStack = { id: stack.id, name: stack.name, owner: stack.owner };
     try {
-      if (job.type === 'destroy') await this.publisher.destroyed(ref, job.createdBy);
-      else if (job.type === 'provision' && job.workerId) {
-        const services = await this.publicServices(stack.id, job.revision);
-        if (services === undefined) return;
-        // The same revision deployed again without public services: its last successful deploy
-        // already left nothing published, so there is nothing to look up or remove.
-        if (services.length === 0 && stack.deployedRevision === job.revision) return;
-        await this.publisher.deployed(ref, services, job.workerId, job.createdBy);
-      }
+      await this.publisher.destroyed({ id: stack.id, name: stack.name, owner: stack.owner }, job.createdBy);
     } catch (err) {
-      this.logger.error(
-        { stack_id: stack.id, job_id: job.id, err },
-        'publishing the stack services failed; the next successful deploy publishes them again',
-      );
+      this.failed(stack.id, job.id, err);
     }
   }
 
   /**
-   * {@link finished} for the jobs of a batch (their stacks as they were): the revisions not seen yet
-   * read in one statement, and the publisher called only for the stacks that have public services
+   * {@link finished} for the deploys of a batch (their stacks as they were): the revisions not seen
+   * yet read in one statement, and the publisher called only for the stacks that have public services
    * now or had services published before, which it finds in one read. A redeploy burst and a first
-   * deploy of stacks without public services then cost no statement per job.
+   * deploy of stacks without public services then cost no statement per job. The same revision
+   * deployed again without public services is skipped: its last successful deploy left nothing
+   * published.
    */
   async finishedMany(items: { job: JobEntity; stack: FinishedStack }[]): Promise<void> {
     const publisher = this.publisher;
@@ -100,7 +91,7 @@ export class StackPublishing {
       candidates = [];
       for (const { job, stack } of deploys) {
         const services = revisions.get(`${stack.id}@${job.revision}`);
-        // A revision gone meanwhile (its stack deleted) publishes nothing, as in finished().
+        // A revision gone meanwhile (its stack deleted) publishes nothing.
         if (services === undefined) continue;
         if (services.length === 0 && stack.deployedRevision === job.revision) continue;
         candidates.push({ job, stack, services });
@@ -108,8 +99,7 @@ export class StackPublishing {
       const unpublishing = candidates.filter((c) => c.services.length === 0).map((c) => c.stack.id);
       published = await publisher.withServices(unpublishing);
     } catch (err) {
-      this.logger.warn({ err, jobs: deploys.length }, 'batch publishing lookup failed; one job at a time');
-      for (const { job, stack } of deploys) await this.finished(job, stack);
+      for (const { job, stack } of deploys) this.failed(stack.id, job.id, err);
       return;
     }
     for (const { job, stack, services } of candidates) {
@@ -122,12 +112,17 @@ export class StackPublishing {
           job.createdBy,
         );
       } catch (err) {
-        this.logger.error(
-          { stack_id: stack.id, job_id: job.id, err },
-          'publishing the stack services failed; the next successful deploy publishes them again',
-        );
+        this.failed(stack.id, job.id, err);
       }
     }
+  }
+
+  /** A publisher's failure is logged and does not undo the job's outcome. */
+  private failed(stackId: string, jobId: string, err: unknown): void {
+    this.logger.error(
+      { stack_id: stackId, job_id: jobId, err },
+      'publishing the stack services failed; the next successful deploy publishes them again',
+    );
   }
 
   /**
@@ -148,24 +143,12 @@ export class StackPublishing {
     if (missing.length === 0) return found;
     for (const stored of await this.repository.revisionsOf(missing)) {
       const key = `${stored.stackId}@${stored.revision}`;
+      // `public` is absent (not null) in a revision stored before the key existed.
       const services = stored.definition.services.filter((s) => !!s.public);
       found.set(key, services);
       if (this.publicOf.size >= 10_000) this.publicOf.clear();
       this.publicOf.set(key, services);
     }
     return found;
-  }
-
-  private async publicServices(stackId: string, revision: number): Promise<ServiceDefinition[] | undefined> {
-    const key = `${stackId}@${revision}`;
-    const known = this.publicOf.get(key);
-    if (known) return known;
-    const stored = await this.repository.revision(stackId, revision);
-    if (!stored) return undefined;
-    // `public` is absent (not null) in a revision stored before the key existed.
-    const services = stored.definition.services.filter((s) => !!s.public);
-    if (this.publicOf.size >= 10_000) this.publicOf.clear();
-    this.publicOf.set(key, services);
-    return services;
   }
 }

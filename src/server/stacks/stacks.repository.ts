@@ -251,10 +251,6 @@ export class StacksRepository {
     await this.dataSource.query(STATUS_WHILE_ACTIVE, [id, status, jobId]);
   }
 
-  async delete(id: string): Promise<void> {
-    await this.stacks.delete({ id });
-  }
-
   /** Deletes stacks (their revisions, drift, logs and links go with them); answers those deleted. */
   async deleteMany(
     ids: string[],
