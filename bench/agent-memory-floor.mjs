@@ -1,14 +1,15 @@
 // The floor under bench/agent-memory.mjs: what one mutually authenticated TLS 1.3 connection, and
 // one HTTP/2 session with one open stream over it, cost a bare Node server, without gRPC or the
 // service. Same curve (P-256), same client-certificate verification as the agent port.
-//   node agent-memory-floor.mjs server <tls|h2> <dir>   (SIGWINCH: two GCs, one JSON line of memory)
+//   node agent-memory-floor.mjs server <tls|tls-noticket|h2|h2-burst|h2-burst-window16> <dir>   (SIGWINCH: two GCs, one JSON line of memory)
 //   as a module: certificates(dir) writes ca.pem, server.{pem,key}, client.{pem,key} into dir
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createTlsServer } from 'node:tls';
 import { createSecureServer } from 'node:http2';
-import { webcrypto } from 'node:crypto';
+import { constants, webcrypto } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -57,6 +58,15 @@ export async function certificates(dir) {
   await leaf('client', '03', []);
 }
 
+function loadTrim() {
+  try {
+    const addon = createRequire(import.meta.url)('../dist/native/malloc-trim.node');
+    return () => addon.trim();
+  } catch {
+    return undefined;
+  }
+}
+
 if (process.argv[2] === 'server') {
   const [mode, dir] = [process.argv[3], process.argv[4]];
   const options = {
@@ -68,13 +78,17 @@ if (process.argv[2] === 'server') {
     key: readFileSync(join(dir, 'server.key')),
   };
   let server;
-  if (mode === 'tls') {
+  // Without session tickets: what the tickets a TLS 1.3 server sends after the handshake cost.
+  if (mode === 'tls-noticket') options.secureOptions = constants.SSL_OP_NO_TICKET;
+  if (mode === 'tls' || mode === 'tls-noticket') {
     server = createTlsServer(options, (socket) => {
       socket.on('data', () => {});
       socket.on('error', () => {});
     });
   } else {
-    server = createSecureServer({ ...options, ALPNProtocols: ['h2'] });
+    // h2-burst-window16: the stream window an agent's uploads get, 16 KiB instead of HTTP/2's 64.
+    const settings = mode === 'h2-burst-window16' ? { initialWindowSize: 16 * 1024 } : {};
+    server = createSecureServer({ ...options, settings, ALPNProtocols: ['h2'] });
     server.on('stream', (stream) => {
       stream.respond({ ':status': 200 });
       stream.on('data', () => {});
@@ -84,9 +98,12 @@ if (process.argv[2] === 'server') {
   }
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc');
-  process.on('SIGWINCH', () => {
+  // Free memory given back before each reading, as the service does every 30 s (memory-trim.ts).
+  const trim = loadTrim();
+  process.on('SIGWINCH', async () => {
     gc();
     gc();
+    await trim?.();
     const status = readFileSync('/proc/self/status', 'utf8');
     const rssAnon = Number(/^RssAnon:\s+(\d+)/m.exec(status)?.[1] ?? 0) * 1024;
     process.send({ type: 'memory', ...process.memoryUsage(), rssAnon });

@@ -14,6 +14,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { connect as h2Connect } from 'node:http2';
 import { adminToken, enroll, IpcChild, json, serviceEnv, sleep } from './lib-agents.mjs';
 import { certificates } from './agent-memory-floor.mjs';
+import { heaptrackRecorder, heldBySite } from './lib-heaptrack.mjs';
 
 const env = process.env;
 const STEPS = (env.BENCH_MEMORY_AGENTS ?? '2000,5000')
@@ -24,6 +25,13 @@ const SETTLE_S = Number(env.BENCH_MEMORY_SETTLE_S ?? 30);
 const PROBE_MODULE = new URL('./agents-probe.mjs', import.meta.url).pathname;
 const log = (...args) => console.error(`[agent-memory ${new Date().toISOString().slice(11, 19)}]`, ...args);
 const KiB = 1024;
+// A directory: each server runs under heaptrack, killed while its connections are up, and the bench
+// adds a table of the native memory each connection holds, by allocation site (lib-heaptrack.mjs).
+const HEAPTRACK_DIR = env.BENCH_MEMORY_HEAPTRACK_DIR;
+/** What each connection of the burst floors uploads once. */
+const BURST_BYTES = 256 * 1024;
+// When set (bytes), the service gets a last step: every agent uploads one heartbeat that large.
+const SERVICE_BURST_BYTES = Number(env.BENCH_MEMORY_BURST_BYTES ?? 0);
 
 async function snapshot(pid, file) {
   const before = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
@@ -65,8 +73,10 @@ function row(label, n, base, m, previous = { n: 0, m: base }) {
 async function floor(mode, n) {
   const dir = mkdtempSync(join(tmpdir(), 'so-bench-floor-'));
   await certificates(dir);
+  const recorder = HEAPTRACK_DIR && heaptrackRecorder(join(HEAPTRACK_DIR, `floor-${mode}.gz`));
   const child = fork(new URL('./agent-memory-floor.mjs', import.meta.url).pathname, ['server', mode, dir], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...env, ...(recorder ? recorder.env : {}) },
   });
   const next = (type) =>
     new Promise((resolve) => child.once('message', (m) => m.type === type && resolve(m)));
@@ -87,7 +97,7 @@ async function floor(mode, n) {
     };
     const one = () =>
       new Promise((resolve, reject) => {
-        if (mode === 'tls') {
+        if (mode.startsWith('tls')) {
           const socket = tlsConnect({ ...tls, host: '127.0.0.1', port }, () => {
             socket.write('hello');
             resolve();
@@ -99,33 +109,67 @@ async function floor(mode, n) {
           session.on('error', reject);
           const stream = session.request({ ':method': 'POST', ':path': '/x' }, { endStream: false });
           stream.write('hello');
-          stream.on('response', () => resolve());
+          // A burst: one upload after the welcome, as an agent's scrape or service output is.
+          stream.on('response', () =>
+            mode.startsWith('h2-burst')
+              ? stream.write(Buffer.alloc(BURST_BYTES, 120), () => resolve())
+              : resolve(),
+          );
           held.push(session);
         }
       });
     for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, one));
     await sleep(SETTLE_S * 1000);
-    return { base, m: await memory() };
-  } finally {
-    for (const h of held) h.destroy();
+    const m = await memory();
+    // Killed with its connections up: what it holds is what heaptrack reports as not freed.
     child.kill('SIGKILL');
+    return { base, m, sites: recorder ? await heldBySite(await recorder.done, n) : undefined };
+  } finally {
+    child.kill('SIGKILL');
+    for (const h of held) h.destroy();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The native memory per connection by owner and by site, one table per traced server. */
+function sitesTables(traced) {
+  return traced
+    .map(({ label, n, sites }) =>
+      table(
+        `Native memory still allocated per connection, by allocation site: ${label}, ${n} connections (heaptrack; allocated, not all resident)`,
+        ['owner or site', 'KiB per connection'],
+        [
+          ['all native allocations', sites.total.toFixed(1)],
+          ...sites.owners.map(([owner, kib]) => [`owner: ${owner}`, kib.toFixed(1)]),
+          ...sites.sites.map(([site, owner, kib]) => [
+            `site: \`${site.slice(0, 90)}\` (${owner})`,
+            kib.toFixed(1),
+          ]),
+        ],
+      ),
+    )
+    .join('\n');
 }
 
 export async function agentMemoryBench() {
   const floorN = Number(env.BENCH_MEMORY_FLOOR_CONNECTIONS ?? 3000);
   const floors = [];
+  const traced = [];
   if (floorN > 0) {
     for (const [mode, label] of [
       ['tls', 'bare node:tls, TLS 1.3 with a client certificate'],
+      ['tls-noticket', 'the same without session tickets (SSL_OP_NO_TICKET)'],
       ['h2', 'bare node:http2 over it, one open stream'],
+      ['h2-burst', 'the same after one 256 KiB upload on each stream'],
+      ['h2-burst-window16', 'the same with a 16 KiB stream window'],
     ]) {
       log(`floor: ${label}, ${floorN} connections`);
-      const { base, m } = await floor(mode, floorN);
+      const { base, m, sites } = await floor(mode, floorN);
       floors.push(row(label, floorN, base, m));
+      if (sites) traced.push({ label, n: floorN, sites });
     }
   }
+  if (STEPS.length === 0) return memoryTables(floors, traced);
   const max = Math.max(...STEPS);
   const database = `bench_agent_memory_${Date.now().toString(36)}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'so-bench-agent-memory-'));
@@ -134,6 +178,7 @@ export async function agentMemoryBench() {
   let svc;
   const loads = [];
   const rows = [];
+  const recorder = HEAPTRACK_DIR && heaptrackRecorder(join(HEAPTRACK_DIR, 'service.gz'));
   try {
     svc = await spawnUntilReady(
       MAIN,
@@ -146,6 +191,7 @@ export async function agentMemoryBench() {
         NODE_OPTIONS: `--import=${PROBE_MODULE}`,
         // E.g. '{"MALLOC_ARENA_MAX":"2"}': allocator settings to compare.
         ...JSON.parse(env.BENCH_MEMORY_SERVICE_ENV ?? '{}'),
+        ...(recorder ? recorder.env : {}),
       },
       '/health/ready',
       60_000,
@@ -181,6 +227,22 @@ export async function agentMemoryBench() {
       rows.push(row('the service: grpc-js, agent sessions (PostgreSQL)', n, base, m, previous));
       previous = { n, m };
     }
+    if (SERVICE_BURST_BYTES > 0) {
+      log(`each agent uploads ${SERVICE_BURST_BYTES} bytes once`);
+      const r = await load.request({ type: 'burst', bytes: SERVICE_BURST_BYTES }, 'burst-done');
+      if (r.acked < r.sent)
+        throw new Error(`${r.sent - r.acked} of ${r.sent} uploads not acknowledged: ${JSON.stringify(r)}`);
+      await sleep(SETTLE_S * 1000);
+      const m = await snapshot(svc.child.pid, memoryFile);
+      const label = `the same after one ${Math.round(SERVICE_BURST_BYTES / 1024)} KiB upload per agent`;
+      rows.push(row(label, max, base, m, { n: 0, m: previous.m }));
+    }
+    if (recorder) {
+      // Killed with its agents connected, as the floor servers are.
+      svc.child.kill('SIGKILL');
+      const sites = await heldBySite(await recorder.done, max);
+      traced.push({ label: 'the service (includes what it allocated at start)', n: max, sites });
+    }
   } finally {
     for (const l of loads) await l.stop();
     svc?.child.kill('SIGTERM');
@@ -188,20 +250,27 @@ export async function agentMemoryBench() {
     await pgAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
   }
-  return table(
-    'Memory per connected agent (after two full GCs; KiB per connection over the same process with none)',
-    [
-      'server',
-      'connections',
-      'process RSS MiB',
-      'RSS KiB/agent',
-      'anonymous RSS KiB/agent',
-      'anonymous RSS KiB per agent of this step',
-      'V8 heap used KiB/agent',
-      'external (Buffers) KiB/agent',
-      'V8 heap committed, unused KiB/agent',
-      'native (TLS, HTTP/2, malloc) KiB/agent',
-    ],
-    [...floors, ...rows],
+  return memoryTables([...floors, ...rows], traced);
+}
+
+/** The memory table, and the allocation sites of each traced server (BENCH_MEMORY_HEAPTRACK_DIR). */
+function memoryTables(rows, traced) {
+  return (
+    table(
+      'Memory per connected agent (after two full GCs; KiB per connection over the same process with none)',
+      [
+        'server',
+        'connections',
+        'process RSS MiB',
+        'RSS KiB/agent',
+        'anonymous RSS KiB/agent',
+        'anonymous RSS KiB per agent of this step',
+        'V8 heap used KiB/agent',
+        'external (Buffers) KiB/agent',
+        'V8 heap committed, unused KiB/agent',
+        'native (TLS, HTTP/2, malloc) KiB/agent',
+      ],
+      rows,
+    ) + (traced.length > 0 ? `\n${sitesTables(traced)}` : '')
   );
 }

@@ -4,6 +4,7 @@
 // every heartbeat until its `heartbeat_ack`. Driven over IPC:
 //   {type:'init', endpoint, caPem}                      -> {type:'ready'}
 //   {type:'connect', agents:[{id,keyPem,certPem}], concurrency}
+//   {type:'burst', bytes}: every connected agent uploads one heartbeat that large (burst-done)
 //                                                       -> {type:'connected', ok, failed, ...}
 //   {type:'window-start'} / {type:'window-end', graceMs} -> {type:'window', latencies, sent, ...}
 //   {type:'stop'}                                       -> {type:'stopped'}, then exit
@@ -56,10 +57,14 @@ function noteError(what) {
   errorSamples.set(what, (errorSamples.get(what) ?? 0) + 1);
 }
 
-function heartbeat(agent) {
+/**
+ * One heartbeat; with `detailBytes`, its first check carries that much detail: an upload as large
+ * as a scrape or a burst of service output, for the memory it leaves behind (agent-memory.mjs).
+ */
+function heartbeat(agent, detailBytes = 0) {
   if (!agent.connected) return;
   const sequence = ++agent.seq;
-  const entry = { t: performance.now(), window };
+  const entry = { t: performance.now(), window, burst: detailBytes > 0 };
   agent.pending.set(sequence, entry);
   if (window) {
     window.sent++;
@@ -77,7 +82,7 @@ function heartbeat(agent) {
         containers_running: 0,
       },
       checks: [
-        { name: 'data_dir_writable', ok: true, critical: false, detail: '' },
+        { name: 'data_dir_writable', ok: true, critical: false, detail: 'x'.repeat(detailBytes) },
         { name: 'driver', ok: true, critical: true, detail: '' },
       ],
     },
@@ -91,6 +96,7 @@ function onAck(agent, sequence) {
     return;
   }
   agent.pending.delete(sequence);
+  if (entry.burst) burstAcked();
   const w = entry.window;
   if (!w) return;
   if (w.closedAt !== undefined && w.final) {
@@ -251,6 +257,33 @@ function snapshotErrors() {
   return out;
 }
 
+let burstAcked = () => {};
+
+/** Every connected agent uploads `bytes` once; resolves with how many were acknowledged. */
+async function burst(bytes, timeoutMs = 120_000) {
+  const uploading = agents.filter((a) => a.connected);
+  let acked = 0;
+  const done = new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    burstAcked = () => {
+      if (++acked === uploading.length) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+  });
+  for (const agent of uploading) heartbeat(agent, bytes);
+  await done;
+  burstAcked = () => {};
+  return {
+    sent: uploading.length,
+    acked,
+    connected: connectedCount(),
+    disconnects: totals.disconnects,
+    errors: snapshotErrors(),
+  };
+}
+
 process.on('message', async (msg) => {
   try {
     switch (msg.type) {
@@ -258,6 +291,9 @@ process.on('message', async (msg) => {
         endpoint = msg.endpoint;
         caPem = Buffer.from(msg.caPem);
         process.send({ type: 'ready' });
+        break;
+      case 'burst':
+        process.send({ type: 'burst-done', ...(await burst(msg.bytes)) });
         break;
       case 'connect': {
         const before = { ...totals };
