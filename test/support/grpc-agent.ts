@@ -74,6 +74,21 @@ export async function enrollAgent(baseUrl: string, token: string, name: string):
   return { id: body.worker_id, keyPem, certPem: body.certificate, caPem: body.ca_certificate };
 }
 
+/** A grpc-js client of the agent port with `identity`'s certificate (real mutual TLS). */
+export function agentClient(
+  endpoint: string,
+  identity: AgentIdentity,
+): grpc.Client & { Connect(): grpc.ClientDuplexStream<object, ServerMessage> } {
+  return new proto.AgentGateway(
+    endpoint,
+    grpc.credentials.createSsl(
+      Buffer.from(identity.caPem),
+      Buffer.from(identity.keyPem),
+      Buffer.from(identity.certPem),
+    ),
+  ) as unknown as grpc.Client & { Connect(): grpc.ClientDuplexStream<object, ServerMessage> };
+}
+
 /**
  * A hand-rolled agent over real mutual TLS: hello (with `hello`'s fields added, such as the node's
  * `cpu_cores` and `memory_bytes`), then a heartbeat at once and every `intervalMs`, until `close`.
@@ -85,14 +100,7 @@ export function connectAgent(
   intervalMs: number,
   hello: Record<string, unknown> = {},
 ): Promise<{ close(): void }> {
-  const client = new proto.AgentGateway(
-    endpoint,
-    grpc.credentials.createSsl(
-      Buffer.from(identity.caPem),
-      Buffer.from(identity.keyPem),
-      Buffer.from(identity.certPem),
-    ),
-  ) as unknown as grpc.Client & { Connect(): grpc.ClientDuplexStream<object, ServerMessage> };
+  const client = agentClient(endpoint, identity);
   const stream = client.Connect();
   let timer: NodeJS.Timeout | undefined;
   let sequence = 0;

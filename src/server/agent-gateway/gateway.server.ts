@@ -54,6 +54,8 @@ const CONNECT_HOLD_MS = 2_000;
  * limit), while the port stayed down. An agent cut off redials after its backoff's first step.
  */
 const SHUTDOWN_GRACE_MS = 300;
+/** Streams one agent connection may hold at once: its Connect stream and the odd renewal. */
+const MAX_CONCURRENT_STREAMS = 8;
 
 /**
  * grpc-js credentials with the TLS options `createSsl` does not expose: TLS 1.3 only, and a client
@@ -63,8 +65,19 @@ const SHUTDOWN_GRACE_MS = 300;
  * full handshake, is kept in the ticket and reaches `identify` again, which checks it as ever.
  */
 class MutualTls13Credentials extends grpc.ServerCredentials {
-  constructor(context: SecureContextOptions) {
-    super({ requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.3' }, context);
+  constructor(context: SecureContextOptions, streamWindow: number) {
+    super(
+      {
+        requestCert: true,
+        rejectUnauthorized: true,
+        minVersion: 'TLSv1.3',
+        // These replace the settings grpc-js derives from its options: the stream limit again, and
+        // the window an agent's uploads get (AGENT_STREAM_WINDOW). A burst fills Node's 64 KiB TLS
+        // read buffer for good only as far as the window lets it (docs/benchmarks.md, session 27).
+        settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS, initialWindowSize: streamWindow },
+      },
+      context,
+    );
   }
 
   _equals(other: grpc.ServerCredentials): boolean {
@@ -160,7 +173,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
       'grpc.keepalive_time_ms': 60_000,
       'grpc.keepalive_timeout_ms': 20_000,
       // An agent needs one stream and the odd renewal.
-      'grpc.max_concurrent_streams': 8,
+      'grpc.max_concurrent_streams': MAX_CONCURRENT_STREAMS,
       // The agent sets the same limits: a message over them ends the stream, so nothing accepted
       // may need one (agent-protocol/limits.ts).
       'grpc.max_receive_message_length': MAX_AGENT_MESSAGE_BYTES,
@@ -181,7 +194,7 @@ export class GatewayServer implements OnApplicationBootstrap, BeforeApplicationS
       key: Buffer.from(keyPem),
       ...ticketOptions(this.box, at),
     });
-    const credentials = new MutualTls13Credentials(context(Date.now()));
+    const credentials = new MutualTls13Credentials(context(Date.now()), this.config.agentStreamWindow);
     // A new ticket key at each period's start, on every replica alike (the wall clock's period).
     let current = ticketPeriod(Date.now()).period;
     const rotate = () => {

@@ -285,6 +285,20 @@ describe('.env.example', () => {
   });
 });
 
+describe('AGENT_STREAM_WINDOW', () => {
+  it("is HTTP/2's default window unless set, in bytes or with a unit", () => {
+    expect(new AppConfig({}).agentStreamWindow).toBe(65_535);
+    expect(new AppConfig({ AGENT_STREAM_WINDOW: '16KiB' }).agentStreamWindow).toBe(16_384);
+    expect(new AppConfig({ AGENT_STREAM_WINDOW: '16MiB' }).agentStreamWindow).toBe(16 * 2 ** 20);
+  });
+
+  it.each(['16383', '17MiB', '0', 'wide'])('%s fails at boot, naming the variable', (value) => {
+    expect(() => new AppConfig({ AGENT_STREAM_WINDOW: value })).toThrow(
+      /^invalid configuration: AGENT_STREAM_WINDOW /,
+    );
+  });
+});
+
 describe('AGENT_ENDPOINTS', () => {
   it('is a host:port list, empty when unset', () => {
     expect(new AppConfig({}).agentEndpoints).toEqual([]);

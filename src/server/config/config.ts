@@ -81,6 +81,8 @@ export class AppConfig {
   readonly agentEndpoints: HostPort[];
   readonly agentHelloConcurrency: number;
   readonly agentConnectConcurrency: number;
+  /** AGENT_STREAM_WINDOW: the HTTP/2 stream window the agent port advertises, in bytes. */
+  readonly agentStreamWindow: number;
   readonly databaseUrl: string | undefined;
   readonly databasePoolSize: number;
   readonly dataDir: string;
@@ -164,6 +166,7 @@ export class AppConfig {
     this.agentEndpoints = read('AGENT_ENDPOINTS') ?? [];
     this.agentHelloConcurrency = read('AGENT_HELLO_CONCURRENCY') ?? 0;
     this.agentConnectConcurrency = read('AGENT_CONNECT_CONCURRENCY') ?? 0;
+    this.agentStreamWindow = read('AGENT_STREAM_WINDOW') ?? 0;
     this.databaseUrl = read('DATABASE_URL');
     this.databasePoolSize = read('DATABASE_POOL_SIZE') ?? 0;
     this.dataDir = read('DATA_DIR') ?? '';

@@ -109,6 +109,15 @@ export const byteSize = (value: string): number => {
   return bytes;
 };
 
+/** A `byteSize` from `min` to `max` bytes; `range` says which in the error. */
+export const byteSizeIn =
+  (min: number, max: number, range: string) =>
+  (value: string): number => {
+    const bytes = byteSize(value);
+    if (bytes < min || bytes > max) throw new Error(`must be ${range}`);
+    return bytes;
+  };
+
 export const boolean = (value: string): boolean => {
   const v = value.toLowerCase();
   if (['true', '1', 'yes'].includes(v)) return true;

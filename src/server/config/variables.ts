@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import {
   boolean,
   byteSize,
+  byteSizeIn,
   domainName,
   duration,
   hostPortList,
@@ -40,6 +41,12 @@ export const VARIABLES = {
     description:
       'Agent connections the gateway takes from accept to welcome at once (TLS handshake, HTTP/2, hello); the rest wait accepted, in order',
     parse: positiveInt(1, 10000),
+  },
+  AGENT_STREAM_WINDOW: {
+    default: '65535',
+    description:
+      "HTTP/2 flow-control window of each agent's streams (16KiB to 16MiB; HTTP/2's default): what an agent may send before the gateway has read it. An agent that has uploaded a burst (scrapes, service output) holds far less of the control plane's memory with 16KiB (121 against 199-249 KiB after a 256 KiB upload), but its uploads go at most one window per round trip: keep the default where agents are far away",
+    parse: byteSizeIn(16 * 1024, 16 * 2 ** 20, 'from 16KiB to 16MiB'),
   },
   DATABASE_URL: {
     sensitive: true,
@@ -314,10 +321,6 @@ export const VARIABLES = {
     default: '50MB',
     description:
       'Size cap of the logs in a debug bundle (10MB, 1GiB); the newest lines of the last 24 hours are kept',
-    parse: (v: string) => {
-      const bytes = byteSize(v);
-      if (bytes < 1) throw new Error('must be at least 1 byte');
-      return bytes;
-    },
+    parse: byteSizeIn(1, Number.MAX_SAFE_INTEGER, 'at least 1 byte'),
   },
 } satisfies Record<string, VariableSpec<unknown>>;
