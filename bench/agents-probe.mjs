@@ -75,8 +75,8 @@ if (profileDir) {
   });
 }
 
-// With BENCH_PROBE_MEMORY_FILE set, SIGWINCH runs two full garbage collections and appends the
-// process's memory, split by where it lives, to that file as one JSON line (bench/agent-memory.mjs).
+// With BENCH_PROBE_MEMORY_FILE set, SIGWINCH runs two full garbage collections, gives free memory
+// back to the system (malloc_trim) and appends the process's memory, split by where it lives, to that file as one JSON line (bench/agent-memory.mjs).
 const memoryFile = process.env.BENCH_PROBE_MEMORY_FILE;
 if (memoryFile) {
   const { setFlagsFromString, getHeapSpaceStatistics, writeHeapSnapshot } = await import('node:v8');
@@ -87,9 +87,19 @@ if (memoryFile) {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc');
   const kib = (line) => Number(/(\d+) kB/.exec(line)?.[1] ?? 0);
-  process.on('SIGWINCH', () => {
+  // After the collections, free memory given back (as the service does every 30 s): the reading is
+  // then what is in use, whether or not the service's own trim has run since the last burst.
+  const { createRequire } = await import('node:module');
+  let trim;
+  try {
+    trim = createRequire(import.meta.url)('../dist/native/malloc-trim.node').trim;
+  } catch {
+    trim = undefined;
+  }
+  process.on('SIGWINCH', async () => {
     gc();
     gc();
+    await trim?.();
     const m = process.memoryUsage();
     const status = readFileSync('/proc/self/status', 'utf8');
     const rssAnon = kib(/^RssAnon:.*$/m.exec(status)?.[0] ?? '');

@@ -45,7 +45,7 @@ export const VARIABLES = {
   AGENT_STREAM_WINDOW: {
     default: '65535',
     description:
-      "HTTP/2 flow-control window of each agent's streams (16KiB to 16MiB; HTTP/2's default): what an agent may send before the gateway has read it. An agent that has uploaded a burst (scrapes, service output) holds far less of the control plane's memory with 16KiB (121 against 199-249 KiB after a 256 KiB upload), but its uploads go at most one window per round trip: keep the default where agents are far away",
+      "HTTP/2 flow-control window of each agent's streams (16KiB to 16MiB; HTTP/2's default): what an agent may send before the gateway has read it. An agent that has uploaded a burst (scrapes, service output) holds about 40 KiB less of the control plane's memory with 16KiB (108-118 against 153-168 KiB after a 256 KiB upload), but its uploads go at most one window per round trip: keep the default where agents are far away",
     parse: byteSizeIn(16 * 1024, 16 * 2 ** 20, 'from 16KiB to 16MiB'),
   },
   DATABASE_URL: {
