@@ -55,21 +55,25 @@ export class StackPublishing {
   }
 
   /**
-   * After the stack's own bookkeeping of a finished job. A publisher's failure is logged and does not
-   * undo the job's outcome: the services run, and the next successful deploy publishes them again.
+   * A destroy job of the stack is succeeding: the publisher forgets its services, before the stack's
+   * row is deleted. A publisher's failure is logged and does not undo the destroy: the services are
+   * gone from their node, and the stack's row takes their routes along (a foreign key), without the
+   * audit row the publisher would have written.
    */
-  async finished(job: JobEntity, stack: FinishedStack): Promise<void> {
-    if (job.type !== 'destroy') return this.finishedMany([{ job, stack }]);
-    if (!this.publisher || job.status !== 'succeeded') return;
+  async destroyed(job: JobEntity, stack: FinishedStack): Promise<void> {
+    if (!this.publisher) return;
     try {
       await this.publisher.destroyed({ id: stack.id, name: stack.name, owner: stack.owner }, job.createdBy);
     } catch (err) {
-      this.failed(stack.id, job.id, err);
+      this.logger.error(
+        { stack_id: stack.id, job_id: job.id, err },
+        'unpublishing the destroyed stack services failed; their routes go with the stack',
+      );
     }
   }
 
   /**
-   * {@link finished} for the deploys of a batch (their stacks as they were): the revisions not seen
+   * After the stacks' own bookkeeping of the deploys of a batch (their stacks as they were): the revisions not seen
    * yet read in one statement, and the publisher called only for the stacks that have public services
    * now or had services published before, which it finds in one read. A redeploy burst and a first
    * deploy of stacks without public services then cost no statement per job. The same revision

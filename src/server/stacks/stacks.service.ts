@@ -448,7 +448,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     for (const job of jobs) {
       const stack = await this.repository.findById(job.stackId);
       if (!stack) continue;
-      await this.publishing.finished({ ...job, status: 'succeeded' }, stack);
+      await this.publishing.destroyed(job, stack);
       await this.monitoringClients.removeAll(stack);
     }
   }
@@ -490,7 +490,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
         deployedRevision: job.revision,
         ...lastJob,
       });
-      await this.publishing.finished(job, stack);
+      await this.publishing.finishedMany([{ job, stack }]);
     } else {
       await this.repository.update(stack.id, { status: 'failed', ...lastJob });
     }
