@@ -149,6 +149,16 @@ describe('MCP tunnel tools, every effect checked through the HTTP tunnel API', (
       .get(`/api/v1/tunnel/subdomains/${baseId}/services`)
       .set('Authorization', `Bearer ${acmeToken}`);
     expect(foreign.status).toBe(404);
+    // The tunnel is the instance's: another owner's client may not change it, whatever its scopes.
+    const writer = await createClient(t.url, await t.adminAuth(), 'acme-writer', ['tunnel:write'], 'acme');
+    const acmeWriter = await connect((await t.token(writer)).access_token);
+    for (const [tool, args] of [
+      ['stop_tunnel', {}],
+      ['start_tunnel', {}],
+      ['validate_tunnel_url', { url: t.url, save: true }],
+    ] as const)
+      expect(await acmeWriter.refused(tool, args), tool).toMatchObject({ status: 403, code: 'forbidden' });
+    expect(((await http('/status')) as { state: string }).state).toBe('running');
 
     // Destroyed (its detached process with it), the stack leaves its base with nothing published.
     expect(await deployed(await api.delete(`/stacks/${stackId}`))).toBe('succeeded');

@@ -410,6 +410,48 @@ describe('tunnel URLs where private URLs are allowed, with a STUN server that ne
     expect(await urlChanges(t)).toEqual([]);
   });
 
+  it("another owner's client with tunnel:write checks a URL but saves nothing, and may not start or stop the tunnel", async () => {
+    const created = await t.http
+      .post('/api/v1/auth/clients')
+      .set('Authorization', await t.adminAuth())
+      .send({ name: 'tenant-tunnel', owner: 'tenant-tunnel', scopes: ['tunnel:read', 'tunnel:write'] });
+    expect(created.status, created.text).toBe(201);
+    const tenant = await t.token({
+      clientId: created.body.client_id as string,
+      secret: created.body.client_secret as string,
+    });
+    const as = (path: string, body?: object) =>
+      t.http
+        .post(path)
+        .set('Authorization', `Bearer ${tenant.access_token}`)
+        .send(body ?? {});
+    const own = `${t.url}/`;
+
+    // The check itself is answered, as it is for the operator's clients; nothing is stored.
+    const checked = await as(VALIDATE, { url: t.url });
+    expect(checked.status, checked.text).toBe(200);
+    expect(checked.body).toMatchObject({ url: own, valid: true, reachable: true });
+    const refused = [
+      await as(VALIDATE, { url: t.url, save: true }),
+      await as('/api/v1/tunnel/start'),
+      await as('/api/v1/tunnel/stop'),
+    ];
+    for (const res of refused) {
+      expect(res.status, res.text).toBe(403);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body.detail).toMatch(/only the operator owner's clients may change them/);
+    }
+    expect(await registryUrl(t)).toEqual(CONFIGURED);
+    expect(await urlChanges(t)).toEqual([]);
+    const status = await t.http.get('/api/v1/tunnel/status').set('Authorization', await t.adminAuth());
+    expect(status.body.state).toBe('stopped');
+    // Reads stay open to it.
+    const registry = await t.http
+      .get('/api/v1/tunnel/registry-url')
+      .set('Authorization', `Bearer ${tenant.access_token}`);
+    expect(registry.body).toEqual(CONFIGURED);
+  });
+
   it("accepts this instance's own URL, which becomes the custom URL once; save:false stores nothing", async () => {
     const own = `${t.url}/`;
     const checked = await validated(t, { url: t.url, save: false });

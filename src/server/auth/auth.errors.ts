@@ -52,13 +52,9 @@ export const insufficientScope = (scopes: string[]) =>
       'WWW-Authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scopes.join(' ')}"`,
     },
   );
-export const operatorOnly = () =>
-  new AppError(
-    403,
-    'forbidden',
-    'Forbidden',
-    'This operation is reserved to administrators of the operator owner.',
-  );
+export const operatorOnly = (
+  detail = 'This operation is reserved to administrators of the operator owner.',
+) => new AppError(403, 'forbidden', 'Forbidden', detail);
 export const undeclaredRoute = () =>
   new AppError(403, 'forbidden', 'Forbidden', 'This route declares no access rule and is closed.');
 export const rateLimited = (retryAfterSeconds: number) =>

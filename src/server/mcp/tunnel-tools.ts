@@ -97,14 +97,16 @@ export function tunnelTools(tunnel: TunnelService): McpTool[] {
       name: 'validate_tunnel_url',
       title: 'Validate a custom URL',
       description:
-        'Checks a custom public URL (http(s), no credentials, no private or metadata address, answers as this instance); a valid, reachable one becomes the custom URL unless save is false.',
+        "Checks a custom public URL (http(s), no credentials, no private or metadata address, answers as this instance); a valid, reachable one becomes the custom URL unless save is false. Only the operator owner's clients save; another owner's only check.",
       scope: 'tunnel:write',
       input: {
         url: z.string().max(2048).describe('The URL to check, e.g. https://orchestrator.example.com'),
         save: z
           .boolean()
           .optional()
-          .describe('false: only check; by default a valid, reachable URL is stored'),
+          .describe(
+            "false: only check; by default a valid, reachable URL is stored (the operator owner's clients only)",
+          ),
       },
       output: out.urlValidation,
       annotations: CHANGES_TUNNEL,

@@ -31,7 +31,10 @@ export class TunnelController {
     summary: 'Start the tunnel',
     tag: 'Tunnel',
     responses: { 200: 'TunnelStatus' },
-    problems: { 409: 'The tunnel is not configured (`conflict`, "Tunnel not configured").' },
+    problems: {
+      403: "The token lacks the scope, or its client is not the operator owner's (`forbidden`): the tunnel is the instance's.",
+      409: 'The tunnel is not configured (`conflict`, "Tunnel not configured").',
+    },
   })
   start(@Caller() caller: Caller): Promise<TunnelStatus> {
     return this.tunnel.start(caller);
@@ -40,7 +43,14 @@ export class TunnelController {
   @Post('stop')
   @HttpCode(200)
   @RequireScopes('tunnel:write')
-  @ApiDoc({ summary: 'Stop the tunnel', tag: 'Tunnel', responses: { 200: 'TunnelStatus' } })
+  @ApiDoc({
+    summary: 'Stop the tunnel',
+    tag: 'Tunnel',
+    responses: { 200: 'TunnelStatus' },
+    problems: {
+      403: "The token lacks the scope, or its client is not the operator owner's (`forbidden`): the tunnel is the instance's.",
+    },
+  })
   stop(@Caller() caller: Caller): Promise<TunnelStatus> {
     return this.tunnel.stop(caller);
   }
@@ -97,7 +107,8 @@ export class TunnelController {
   @RequireScopes('tunnel:write')
   @ApiDoc({
     summary: 'Check a public URL (and save it as the custom URL)',
-    description: 'Without `url`, checks the current one. The checks refuse private and metadata addresses.',
+    description:
+      "Without `url`, answers valid:false (no URL was given). The checks refuse private and metadata addresses. Only the operator owner's clients save the URL; another owner's client only checks, and `save: true` from it is a 403.",
     tag: 'Tunnel',
     body: 'ValidateUrlRequest',
     responses: { 200: 'UrlValidation' },

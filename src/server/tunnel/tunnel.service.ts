@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { isIP } from 'node:net';
 import { AuditService } from '../audit/audit.service.js';
+import { operatorOnly } from '../auth/auth.errors.js';
+import { isOperator } from '../auth/operator.js';
 import { NotFoundError } from '../common/app-error.js';
 import type { Caller } from '../common/request-context.js';
 import { SERVICE_VERSION } from '../common/version.js';
@@ -20,6 +22,15 @@ import { TunnelSupervisor } from './tunnel-supervisor.js';
 import { TunnelRepository } from './tunnel.repository.js';
 import { validateTunnelUrl } from './url-check/validate-url.js';
 
+/**
+ * The tunnel is the instance's, not a tenant's: starting and stopping it, and saving the custom URL
+ * every installer and agent is given, are for the operator owner's clients (with `tunnel:write`).
+ * Other owners read the status, registry URL and topology, their own subdomains, and may check a URL
+ * without saving it (docs/tunnel.md, "Who may change the tunnel").
+ */
+const INSTANCE_WIDE =
+  "The tunnel and its custom URL are the instance's: only the operator owner's clients may change them.";
+
 /** The tunnel API's rules: start and stop, where this instance is reachable, subdomains, URL checks. */
 @Injectable()
 export class TunnelService {
@@ -36,6 +47,7 @@ export class TunnelService {
   }
 
   async start(caller: Caller): Promise<TunnelStatus> {
+    if (!isOperator(caller)) throw operatorOnly(INSTANCE_WIDE);
     const { changed, status } = await this.supervisor.start();
     if (changed)
       await this.audit.record({
@@ -47,6 +59,7 @@ export class TunnelService {
   }
 
   async stop(caller: Caller): Promise<TunnelStatus> {
+    if (!isOperator(caller)) throw operatorOnly(INSTANCE_WIDE);
     const { changed, status } = await this.supervisor.stop();
     if (changed) await this.audit.record({ action: 'tunnel.stopped', actor: caller.clientId });
     return status;
@@ -107,12 +120,18 @@ export class TunnelService {
   }
 
   /** Checks a URL; a valid one that answers as this instance becomes the custom URL unless save is false. */
+  /**
+   * A valid, reachable URL becomes the custom URL unless `save` is false, for the operator owner's
+   * clients; another owner's client only checks (and is refused `save: true`).
+   */
   async validateUrl(caller: Caller, body: ValidateUrlDto): Promise<UrlValidation> {
+    const operator = isOperator(caller);
+    if (body.save === true && !operator) throw operatorOnly(INSTANCE_WIDE);
     const result = await validateTunnelUrl(body.url, {
       allowPrivate: this.config.tunnel.allowPrivateUrls,
       instanceId: await this.repository.instanceId(),
     });
-    if (result.valid && result.reachable && result.url && body.save !== false) {
+    if (operator && result.valid && result.reachable && result.url && body.save !== false) {
       const { customUrl } = await this.repository.state();
       if (customUrl !== result.url) {
         await this.repository.setCustomUrl(result.url);
