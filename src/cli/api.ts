@@ -38,15 +38,15 @@ export class ApiClient {
   }
 
   /**
-   * GETs a file (`accept`: its media type): the download under way, its body not read yet. A
-   * failure throws an ApiError like `call`.
+   * GETs a file (`accept`: its media type, `headers` any more): the download under way, its body
+   * not read yet. A failure throws an ApiError like `call`.
    */
-  async download(path: string, accept: string): Promise<Download> {
+  async download(path: string, accept: string, headers?: Record<string, string>): Promise<Download> {
     const url = new URL(path, this.connection.server);
     const token = await this.tokens.token();
-    let opened = await openDownload(url, token, accept);
+    let opened = await openDownload(url, token, accept, headers);
     if ('answer' in opened && opened.answer.status === 401)
-      opened = await openDownload(url, await this.tokens.renew(token), accept);
+      opened = await openDownload(url, await this.tokens.renew(token), accept, headers);
     if ('answer' in opened) throw problemError(opened.answer);
     return opened.download;
   }

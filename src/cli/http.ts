@@ -63,9 +63,9 @@ async function send(
   url: URL,
   token: string | undefined,
   payload: Payload | undefined,
-  options: { accept: string; signal: AbortSignal; timeoutMs: number },
+  options: { accept: string; signal: AbortSignal; timeoutMs: number; headers?: Record<string, string> },
 ): Promise<Response> {
-  const headers: Record<string, string> = { accept: options.accept };
+  const headers: Record<string, string> = { ...options.headers, accept: options.accept };
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   if (payload !== undefined) headers['content-type'] = payload.contentType;
   let res: Response;
@@ -131,6 +131,7 @@ export async function openDownload(
   url: URL,
   token: string,
   accept: string,
+  headers?: Record<string, string>,
 ): Promise<{ download: Download } | { answer: Answer }> {
   const abort = new AbortController();
   let timer = setTimeout(() => abort.abort(), DOWNLOAD_START_TIMEOUT_MS);
@@ -138,6 +139,7 @@ export async function openDownload(
   try {
     res = await send('GET', url, token, undefined, {
       accept: `${accept}, application/problem+json`,
+      headers,
       signal: abort.signal,
       timeoutMs: DOWNLOAD_START_TIMEOUT_MS,
     });

@@ -31,13 +31,8 @@ describe('verified-token cache across replicas', () => {
     });
     return { status: res.status, body: (await res.json()) as Record<string, string> };
   };
-  const newClient = async (svc: ServiceProcess, name: string) => {
-    const created = await post(
-      svc,
-      '/api/v1/auth/clients',
-      { name, scopes: ['orchestrator:read'] },
-      await svc.adminAuth(),
-    );
+  const newClient = async (svc: ServiceProcess, name: string, scopes = ['orchestrator:read']) => {
+    const created = await post(svc, '/api/v1/auth/clients', { name, scopes }, await svc.adminAuth());
     expect(created.status).toBe(201);
     const grant = await post(svc, '/oauth/token', {
       grant_type: 'client_credentials',
@@ -73,5 +68,35 @@ describe('verified-token cache across replicas', () => {
     expect((await post(a, '/oauth/token', refresh)).body.error).toBe('invalid_grant');
     expect(await info(a, token)).toBe(401);
     await eventually(async () => (await info(b, token)) === 401);
+  });
+
+  it('a followed log on one replica ends, saying why, when its client is disabled through the other', async () => {
+    const [a, b] = replicas;
+    const { clientId, grant } = await newClient(a, 'replicated-follow', [
+      'orchestrator:read',
+      'orchestrator:write',
+    ]);
+    const token = `Bearer ${grant.access_token}`;
+    const stack = await fetch(`${a.url}/api/v1/orchestrator/stacks`, {
+      method: 'POST',
+      headers: { authorization: token, 'content-type': 'application/yaml' },
+      body: 'name: followed\nstackkit: basement-kit\nservices:\n  web:\n    command: ["/bin/true"]\n    resources: { cpu: 0.1, memory: 32Mi }\n',
+    });
+    expect(stack.status).toBe(201);
+    const stackId = ((await stack.json()) as { id: string }).id;
+    const followed = await fetch(`${b.url}/api/v1/orchestrator/stacks/${stackId}/logs?follow=true`, {
+      headers: { authorization: token, accept: 'text/event-stream' },
+    });
+    expect(followed.status).toBe(200);
+    const body = followed.text();
+    const res = await fetch(`${a.url}/api/v1/auth/clients/${clientId}`, {
+      method: 'PATCH',
+      headers: { authorization: await a.adminAuth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ disabled: true }),
+    });
+    expect(res.status).toBe(200);
+    // Within the revocation poll (a second), not the stack check's 10 s.
+    const ended = await Promise.race([body, new Promise((resolve) => setTimeout(resolve, 5_000, 'open'))]);
+    expect(ended).toMatch(/event: end\ndata: \{"reason":"client_revoked"\}\n\n$/);
   });
 });

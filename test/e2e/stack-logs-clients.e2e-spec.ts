@@ -282,7 +282,7 @@ describe('stack logs from stackctl and MCP', () => {
     // The service notices within its stack check (10 s) and ends the stream; stackctl then exits 0.
     const run = await follower.done;
     expect(run.code).toBe(0);
-    expect(run.stderr).toContain('The service ended the stream');
+    expect(run.stderr).toContain('The service ended the stream: the stack was deleted.');
     const lines = run.stdout
       .trimEnd()
       .split('\n')

@@ -1,16 +1,8 @@
-import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FOLLOWERS, StackLogsService } from '../../src/server/stack-monitoring/stack-logs.service.js';
 import { eventually, startTestApp, type TestApp } from '../support/app.js';
+import { followLogs, type Followed } from '../support/followed-logs.js';
 import { orchestrator } from '../support/stacks.js';
-
-interface Followed {
-  res: IncomingMessage;
-  /** Resolves when the response ends (the service closed it). */
-  ended: Promise<void>;
-  body: () => string;
-  close: () => void;
-}
 
 /**
  * The limits of followed log streams (docs/stack-logs.md, "Following"): a replica serves at most
@@ -25,24 +17,11 @@ describe('followed stack logs: the per-replica limit and shutdown', () => {
   const open: Followed[] = [];
   let appClosed = false;
 
-  const follow = () =>
-    new Promise<Followed>((resolve, reject) => {
-      const req = request(`${t.url}/api/v1/orchestrator/stacks/${stackId}/logs?follow=true`, {
-        headers: { authorization: auth },
-      });
-      req.on('response', (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('error', () => undefined);
-        const ended = new Promise<void>((done) => res.on('close', done));
-        const followed = { res, ended, body: () => body, close: () => req.destroy() };
-        if (res.statusCode === 200) open.push(followed);
-        resolve(followed);
-      });
-      req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
-      req.end();
-    });
+  const follow = async () => {
+    const followed = await followLogs(t.url, stackId, auth);
+    if (followed.res.statusCode === 200) open.push(followed);
+    return followed;
+  };
 
   beforeAll(async () => {
     t = await startTestApp();

@@ -31,6 +31,6 @@ import { SigningKeysService } from './signing-keys.service.js';
     SigningKeysRepository,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [AuthService, ClientsService, RateLimitsService],
+  exports: [AuthService, ClientsService, RateLimitsService, TokenCache],
 })
 export class AuthModule {}

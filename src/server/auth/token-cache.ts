@@ -32,6 +32,9 @@ interface RevocationRow {
   created_at: Date;
 }
 
+/** Why a token stopped verifying: it expired, its client was disabled or deleted, its grant revoked. */
+export type TokenEnd = 'token_expired' | 'client_revoked' | 'grant_revoked';
+
 /** What `lookup` found: the caller, an expired token, or nothing. */
 export const EXPIRED = Symbol('expired');
 
@@ -52,7 +55,7 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
   private readonly revokedFamilies = new Map<string, number>();
   /** Revocation rows already applied, by id → created_at (ms), for the look-back window. */
   private readonly seen = new Map<string, number>();
-  private readonly listeners: ((kind: Kind, subject: string) => void)[] = [];
+  private readonly listeners = new Set<(kind: Kind, subject: string) => void>();
   private timers: NodeJS.Timeout[] = [];
   /** Changes on every revocation: a verification that began before one is not cached. */
   private gen = 0;
@@ -79,9 +82,45 @@ export class TokenCache implements OnModuleInit, OnModuleDestroy {
     return this.gen;
   }
 
-  /** Called with each revocation this replica applies, its own and those read from the database. */
-  onRevoked(listener: (kind: Kind, subject: string) => void): void {
-    this.listeners.push(listener);
+  /**
+   * Called with each revocation this replica applies, its own and those read from the database.
+   * Returns what removes the listener.
+   */
+  onRevoked(listener: (kind: Kind, subject: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * For a response that outlives its request (a followed log): a signal that aborts when the
+   * caller's token stops verifying, that is when it expires, when its client is disabled or deleted,
+   * or when its refresh family is revoked (on this replica at once, on the others within
+   * REVOCATION_POLL_MS). The signal's reason says which (a {@link TokenEnd}). `release` when the
+   * response ends first.
+   */
+  validity(caller: Caller): { signal: AbortSignal; release: () => void } {
+    const ended = new AbortController();
+    const familyId = typeof caller.claims.sid === 'string' ? caller.claims.sid : undefined;
+    const unlisten = this.onRevoked((kind, subject) => {
+      if (kind === 'client' && subject === caller.clientId) ended.abort('client_revoked' satisfies TokenEnd);
+      else if (kind === 'family' && subject === familyId) ended.abort('grant_revoked' satisfies TokenEnd);
+    });
+    const exp = caller.claims.exp;
+    // ACCESS_TOKEN_TTL is at most a day, well within a timer's range.
+    const timer =
+      typeof exp === 'number'
+        ? setTimeout(
+            () => ended.abort('token_expired' satisfies TokenEnd),
+            (exp + CLOCK_TOLERANCE_S) * 1000 - Date.now(),
+          )
+        : undefined;
+    timer?.unref();
+    const release = () => {
+      clearTimeout(timer);
+      unlisten();
+    };
+    ended.signal.addEventListener('abort', release, { once: true });
+    return { signal: ended.signal, release };
   }
 
   /** The cached caller for this Authorization header; EXPIRED once its token has expired. */

@@ -21,7 +21,7 @@ export class StackLogsController {
   @ApiDoc({
     summary: "The stack's service output",
     description:
-      'With `follow=true` the response stays open: one StackLogLine per line as NDJSON, or as server-sent events (`data:` lines) for a client that accepts `text/event-stream`.',
+      'With `follow=true` the response stays open: one StackLogLine per line as NDJSON, or as server-sent events (`id:` the line\'s position, `event: line`, `data:` the line) for a client that accepts `text/event-stream`. The service ends the stream when the stack is deleted, when the service stops, and when the token expires or is revoked; a server-sent event stream then ends with `event: end` and `data: {"reason": ...}` (`token_expired`, `client_revoked`, `grant_revoked`, `stack_deleted`, `service_stopping`, `failed`). A `Last-Event-ID` header (the `id` of the last line received) goes on after that line instead of sending the newest lines again.',
     tag: 'Stacks',
     query: 'StackLogsQuery',
     responses: {
@@ -46,7 +46,14 @@ export class StackLogsController {
   ): Promise<StackLogPage | StreamableFile> {
     if (query.follow !== true) return this.stackLogs.read(caller, id, query);
     const sse = req.accepts(['application/x-ndjson', 'text/event-stream']) === 'text/event-stream';
-    const stream = await this.stackLogs.follow(caller, id, query, sse ? 'sse' : 'ndjson');
+    const after = req.headers['last-event-id'];
+    const stream = await this.stackLogs.follow(
+      caller,
+      id,
+      query,
+      sse ? 'sse' : 'ndjson',
+      typeof after === 'string' ? after.trim() : undefined,
+    );
     res.setHeader('Cache-Control', 'no-store');
     // Proxies such as nginx would otherwise hold the lines back until a buffer fills.
     res.setHeader('X-Accel-Buffering', 'no');

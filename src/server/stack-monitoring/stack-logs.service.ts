@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { Readable } from 'node:stream';
 import type { StackLogLine, StackLogPage } from '../../contracts/api/stack-logs.js';
-import { AppError } from '../common/app-error.js';
+import { TokenCache, type TokenEnd } from '../auth/token-cache.js';
+import { AppError, ValidationFailedError } from '../common/app-error.js';
 import type { Caller } from '../common/request-context.js';
 import { StacksService } from '../stacks/stacks.service.js';
 import type { StackLogsDto } from './dto/stack-logs.dto.js';
@@ -22,6 +23,16 @@ const SSE_KEEPALIVE_MS = 15_000;
 
 /** How a followed stream is written: NDJSON, or server-sent events. */
 export type FollowFormat = 'ndjson' | 'sse';
+
+/**
+ * Why the service ended a followed stream, the `reason` of the `end` event that closes a
+ * server-sent event stream: its token stopped verifying, the stack was deleted, the service is
+ * stopping, or reading the lines failed.
+ */
+export type FollowEnd = TokenEnd | 'stack_deleted' | 'service_stopping' | 'failed';
+
+/** A line's position as `Last-Event-ID` gives it back: what the `id:` of an event said. */
+const LINE_ID = /^[0-9]{1,18}$/;
 
 const view = (row: LogLineRow): StackLogLine => ({
   time: row.time.toISOString(),
@@ -46,6 +57,7 @@ export class StackLogsService implements OnModuleDestroy {
     private readonly repository: StackLogsRepository,
     private readonly writer: StackLogWriter,
     private readonly stacks: StacksService,
+    private readonly tokens: TokenCache,
   ) {}
 
   /** Followed streams this replica serves now. */
@@ -76,7 +88,21 @@ export class StackLogsService implements OnModuleDestroy {
    * anything is sent) when the stack is not the caller's, the query is wrong, or this replica
    * already serves MAX_FOLLOWERS streams.
    */
-  async follow(caller: Caller, id: string, dto: StackLogsDto, format: FollowFormat): Promise<Readable> {
+  /**
+   * `after`: the id of the last line the client got (`Last-Event-ID`), to go on from there after a
+   * reconnect: every matching line after it, no backlog of the newest.
+   */
+  async follow(
+    caller: Caller,
+    id: string,
+    dto: StackLogsDto,
+    format: FollowFormat,
+    after?: string,
+  ): Promise<Readable> {
+    if (after !== undefined && !LINE_ID.test(after))
+      throw new ValidationFailedError([
+        { path: 'Last-Event-ID', message: 'must be the id of a line: digits, as an event gave it' },
+      ]);
     const stack = await this.stacks.owned(caller, id);
     const query = logQuery(stack.id, dto);
     if (this.followers >= MAX_FOLLOWERS)
@@ -93,13 +119,22 @@ export class StackLogsService implements OnModuleDestroy {
     let backlog: LogLineRow[];
     try {
       await this.writer.flush();
-      cursor = await this.repository.lastId(stack.id);
-      backlog = (await this.repository.newest(query.filter, query.limit, cursor)).reverse();
+      if (after !== undefined) {
+        cursor = after;
+        backlog = [];
+      } else {
+        cursor = await this.repository.lastId(stack.id);
+        backlog = (await this.repository.newest(query.filter, query.limit, cursor)).reverse();
+      }
     } catch (err) {
       this.followers--;
       throw err;
     }
     const done = new AbortController();
+    // The stream ends when its token stops verifying: it expired, its client was disabled or
+    // deleted, or its grant revoked. A client that follows on reconnects with a fresh token.
+    const valid = this.tokens.validity(caller);
+    const ended = AbortSignal.any([done.signal, valid.signal]);
     let pull: (() => void) | undefined;
     const stream = new Readable({
       read: () => pull?.(),
@@ -111,18 +146,39 @@ export class StackLogsService implements OnModuleDestroy {
     const encode = format === 'sse' ? sseEvent : ndjsonLine;
     /** Pushes text; resolves once the client reads on (or went away). */
     const push = async (text: string): Promise<void> => {
-      if (stream.push(text) || done.signal.aborted) return;
+      if (stream.push(text) || ended.aborted) return;
       await new Promise<void>((resolve) => {
         pull = resolve;
-        done.signal.addEventListener('abort', () => resolve(), { once: true });
+        ended.addEventListener('abort', () => resolve(), { once: true });
       });
       pull = undefined;
     };
-    void this.stream(stack.id, query, cursor, backlog, encode, push, format, done.signal)
-      .catch((err: unknown) => this.logger.warn({ err, stack_id: stack.id }, 'log stream failed'))
+    let failed = false;
+    void this.stream(stack.id, query, cursor, backlog, encode, push, format, ended)
+      .catch((err: unknown) => {
+        failed = true;
+        this.logger.warn({ err, stack_id: stack.id }, 'log stream failed');
+      })
       .finally(() => {
+        const reason: FollowEnd = valid.signal.aborted
+          ? (valid.signal.reason as TokenEnd)
+          : this.stopping.signal.aborted
+            ? 'service_stopping'
+            : failed
+              ? 'failed'
+              : 'stack_deleted';
+        if (valid.signal.aborted)
+          this.logger.log(
+            { stack_id: stack.id, client_id: caller.clientId, reason },
+            'followed log ended: its token no longer verifies',
+          );
+        valid.release();
         this.followers--;
-        if (!stream.destroyed) stream.push(null);
+        if (stream.destroyed) return;
+        // A server-sent event stream says why it ends, so a client can tell a token to renew (and go
+        // on with Last-Event-ID) from a stack that is gone.
+        if (format === 'sse') stream.push(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`);
+        stream.push(null);
       });
     return stream;
   }

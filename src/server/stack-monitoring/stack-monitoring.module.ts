@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AgentGatewayModule } from '../agent-gateway/agent-gateway.module.js';
+import { AuthModule } from '../auth/auth.module.js';
 import { MetricStoreModule } from '../metric-store/metric-store.module.js';
 import { StacksModule } from '../stacks/stacks.module.js';
 import { AgentMonitoring } from './agent-monitoring.js';
@@ -17,7 +18,7 @@ import { StackTargets } from './stack-targets.js';
  * `stack_logs`, their retention, and `GET .../stacks/:id/logs`.
  */
 @Module({
-  imports: [AgentGatewayModule, StacksModule, MetricStoreModule],
+  imports: [AgentGatewayModule, AuthModule, StacksModule, MetricStoreModule],
   controllers: [StackLogsController],
   providers: [
     AgentMonitoring,
