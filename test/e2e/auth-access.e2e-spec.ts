@@ -294,6 +294,12 @@ describe('access control', () => {
         .post('/oauth/token')
         .send({ grant_type: 'client_credentials', client_id: acme.client_id, client_secret: 'wrong' })
         .expect(401);
+      // An unknown id is kept as sent (a typo to find); a secret sent as the id (the fields swapped) is not.
+      for (const clientId of ['acme-typo', acme.client_secret])
+        await t.http
+          .post('/oauth/token')
+          .send({ grant_type: 'client_credentials', client_id: clientId, client_secret: acme.client_id })
+          .expect(401);
       const all = await t.http
         .get('/api/v1/orchestrator/audit?limit=200')
         .set('Authorization', await t.adminAuth())
@@ -321,6 +327,12 @@ describe('access control', () => {
       const failure = events.find((e) => e.action === 'auth.failed' && e.target === acme.client_id);
       expect(failure).toMatchObject({ outcome: 'failure', owner: 'acme', details: { reason: 'bad_secret' } });
       expect(JSON.stringify(events)).not.toMatch(/sos_|rt_|eyJ/);
+      const unknown = events.filter((e) => e.action === 'auth.failed' && e.owner === null).slice(0, 2);
+      expect(unknown.map((e) => e.target)).toEqual([
+        `(not kept: ${acme.client_secret.length} characters that look like a secret)`,
+        'acme-typo',
+      ]);
+      expect(t.logs.text()).not.toContain(acme.client_secret);
 
       const acmeView = await t.http
         .get('/api/v1/orchestrator/audit?limit=200')

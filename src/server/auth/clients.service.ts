@@ -101,7 +101,7 @@ export class ClientsService implements OnApplicationBootstrap {
         outcome: 'failure',
         owner: client?.owner ?? null,
         actor: null,
-        target: clientId.slice(0, 128),
+        target: client ? clientId : failedClientId(clientId),
         details: { reason },
       });
       throw invalidClient(scheme);
@@ -229,6 +229,20 @@ export class ClientsService implements OnApplicationBootstrap {
 }
 
 const newClientId = (): string => randomToken('cli_', 12);
+
+/** The prefixes of the secrets this service makes: a value with one is a secret, wherever it is sent. */
+const SECRET_PREFIXES = ['sos_', 'rt_', 'soes_', 'sojt_'];
+
+/**
+ * An unknown client id as the audit trail (and its log record) keeps it: as sent, for the operator
+ * who looks for a mistyped id, unless it looks like a secret sent in the wrong field (one of our
+ * secrets, a token, or longer than any id), which is replaced by its length.
+ */
+export function failedClientId(sent: string): string {
+  const secretLike =
+    sent.length > 64 || sent.startsWith('eyJ') || SECRET_PREFIXES.some((prefix) => sent.startsWith(prefix));
+  return secretLike ? `(not kept: ${sent.length} characters that look like a secret)` : sent;
+}
 const newClientSecret = (): string => randomToken('sos_', 32);
 
 function toView(c: ClientEntity): ClientView {
