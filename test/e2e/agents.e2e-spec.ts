@@ -117,6 +117,10 @@ describe('the agent plane with real agents over mutual TLS', () => {
       { ttl: '1s' },
       { labels: { 'Bad Key': 'x' } },
       { pre_approved: 'yes' },
+      // null is not "left out": each field's check applies to it (it was a 500 for ttl).
+      { ttl: null },
+      { pre_approved: null },
+      { labels: null },
     ]) {
       expect((await api('post', '/api/v1/orchestrator/join-tokens', bad)).status, JSON.stringify(bad)).toBe(
         422,

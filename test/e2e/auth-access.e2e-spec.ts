@@ -217,6 +217,7 @@ describe('access control', () => {
       [{ name: 'x', scopes: ['root'] }],
       [{ name: 'x', scopes: ['admin'], owner: 'Not An Owner' }],
       [{ name: 'x', scopes: ['admin'], extra: 1 }],
+      [{ name: 'x', scopes: ['orchestrator:read'], owner: null }],
     ])('refuses a bad client body %j with 422 and creates nothing', async (body) => {
       const before = await t.http
         .get('/api/v1/auth/clients?limit=200')

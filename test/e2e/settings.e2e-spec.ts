@@ -10,7 +10,7 @@ describe('settings: log level at runtime', () => {
   beforeAll(async () => {
     t = await startTestApp({ env: { SETTINGS_REFRESH_INTERVAL: '200ms' } });
   });
-  afterAll(() => t.close());
+  afterAll(() => t?.close());
 
   it('GET shows the configured level before anything is stored', async () => {
     const res = await t.http
@@ -21,7 +21,13 @@ describe('settings: log level at runtime', () => {
   });
 
   it('a bad level is a 422 problem and changes nothing', async () => {
-    for (const body of [{ log_level: 'loud' }, { log_level: 5 }, {}, { log_level: 'debug', extra: true }]) {
+    for (const body of [
+      { log_level: 'loud' },
+      { log_level: 5 },
+      { log_level: null },
+      {},
+      { log_level: 'debug', extra: true },
+    ]) {
       const res = await t.http
         .patch('/api/v1/orchestrator/settings')
         .set('Authorization', await t.adminAuth())
@@ -70,5 +76,31 @@ describe('settings: log level at runtime', () => {
           .log_level === 'warn',
       5000,
     );
+  });
+
+  it('a stored value that is no level (a null an older version let through) is warned about, and the service still starts', async () => {
+    await t.app.get(DataSource).query(
+      `INSERT INTO settings (key, value, updated_at) VALUES ('log_level', 'null'::jsonb, now() + interval '2 seconds')
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`,
+    );
+    const warnings = (app: TestApp) =>
+      app.logs
+        .records()
+        .filter((r) => r.level === 'WARN' && /stored log level is not a level/.test(String(r.msg))).length;
+    await eventually(() => warnings(t) === 1, 5000);
+    const settings = await t.http
+      .get('/api/v1/orchestrator/settings')
+      .set('Authorization', await t.adminAuth());
+    expect(settings.body.log_level).toBe('info');
+    // A restart on the same database: start-up applies the stored value first, and must not fail on it.
+    const first = t;
+    await t.close({ drop: false });
+    const restarted = await startTestApp({ db: t.db, env: { SETTINGS_REFRESH_INTERVAL: '200ms' } });
+    t = restarted;
+    // Said again at the start (a second app in this process may log through the first one's capture).
+    await eventually(() => warnings(first) + warnings(restarted) === 2, 5000);
+    const again = await t.http.get('/api/v1/orchestrator/settings').set('Authorization', await t.adminAuth());
+    expect(again.status).toBe(200);
+    expect(again.body.log_level).toBe('info');
   });
 });

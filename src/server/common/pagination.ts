@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
+import { Optional } from './optional.js';
 import { ValidationFailedError } from './app-error.js';
 import type { PageQuery } from '../../contracts/api/page.js';
 
@@ -8,14 +9,14 @@ export const MAX_PAGE_SIZE = 200;
 
 /** `?limit=&cursor=` for cursor-paginated lists. */
 export class PageQueryDto implements PageQuery {
-  @IsOptional()
+  @Optional()
   @Type(() => Number)
   @IsInt()
   @Min(1)
   @Max(MAX_PAGE_SIZE)
   limit?: number;
 
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(512)
   cursor?: string;

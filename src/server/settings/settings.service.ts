@@ -3,7 +3,7 @@ import { every } from '../common/periodic.js';
 import { AuditService } from '../audit/audit.service.js';
 import type { Caller } from '../auth/auth.decorators.js';
 import { assertOperator } from '../auth/operator.js';
-import { AppConfig, type LogLevel } from '../config/config.js';
+import { AppConfig, LOG_LEVELS, type LogLevel } from '../config/config.js';
 import type { SettingsView } from '../../contracts/api/settings.js';
 import { LogLevelService } from '../logging/log-level.service.js';
 import type { UpdateSettingsDto } from './dto/update-settings.dto.js';
@@ -65,6 +65,20 @@ export class SettingsService implements OnApplicationBootstrap, OnModuleDestroy 
     if (stored === undefined) {
       this.apply(this.config.logLevel, null);
     } else if (stored.updatedAt.getTime() !== this.updatedAt?.getTime()) {
+      // A value no level: stored before requests were held to the levels (a JSON null got through).
+      // The service starts and runs on LOG_LEVEL instead of failing, and says so once.
+      if (!(LOG_LEVELS as readonly unknown[]).includes(stored.value)) {
+        this.logger.warn(
+          {
+            setting: LOG_LEVEL_KEY,
+            stored: String(stored.value).slice(0, 32),
+            applied: this.config.logLevel,
+          },
+          'the stored log level is not a level: LOG_LEVEL applies until a valid one is set',
+        );
+        this.apply(this.config.logLevel, stored.updatedAt);
+        return;
+      }
       this.apply(stored.value, stored.updatedAt);
     }
   }

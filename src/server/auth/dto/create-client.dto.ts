@@ -4,11 +4,11 @@ import {
   ArrayUnique,
   IsArray,
   IsIn,
-  IsOptional,
   IsString,
   Length,
   Matches,
 } from 'class-validator';
+import { Optional } from '../../common/optional.js';
 import { SCOPES, type Scope } from '../scopes.js';
 import type { CreateClientRequest } from '../../../contracts/api/clients.js';
 
@@ -19,7 +19,7 @@ export class CreateClientDto implements CreateClientRequest {
   @Length(1, 100)
   name: string;
 
-  @IsOptional()
+  @Optional()
   @IsString()
   @Matches(OWNER_PATTERN, { message: 'owner must be 1-63 lower-case letters, digits, "_" or "-"' })
   owner?: string;

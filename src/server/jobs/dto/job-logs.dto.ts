@@ -1,16 +1,17 @@
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, Max, Min } from 'class-validator';
+import { Optional } from '../../common/optional.js';
 import type { JobLogsQuery } from '../../../contracts/api/jobs.js';
 
 export class JobLogsDto implements JobLogsQuery {
   /** The `next_after` of the previous page: lines after that one. */
-  @IsOptional()
+  @Optional()
   @Type(() => Number)
   @IsInt()
   @Min(0)
   after?: number;
 
-  @IsOptional()
+  @Optional()
   @Type(() => Number)
   @IsInt()
   @Min(1)

@@ -1,9 +1,10 @@
-import { IsIn, IsOptional, IsString } from 'class-validator';
+import { IsIn, IsString } from 'class-validator';
+import { Optional } from '../../common/optional.js';
 import { LOG_LEVELS, type LogLevel } from '../../config/config.js';
 import type { UpdateSettingsRequest } from '../../../contracts/api/settings.js';
 
 export class UpdateSettingsDto implements UpdateSettingsRequest {
-  @IsOptional()
+  @Optional()
   @IsString()
   @IsIn(LOG_LEVELS, { message: `log_level must be one of ${LOG_LEVELS.join(', ')}` })
   log_level?: LogLevel;

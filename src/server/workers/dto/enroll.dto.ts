@@ -1,4 +1,5 @@
-import { IsIn, IsObject, IsOptional, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsObject, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
+import { Optional } from '../../common/optional.js';
 import type { EnrollmentStatusRequest, EnrollRequest } from '../../../contracts/api/workers.js';
 
 export const DRIVERS = ['docker', 'process'] as const;
@@ -17,7 +18,7 @@ export class EnrollDto implements EnrollRequest {
   hostname: string;
 
   /** The operator's --address for this node; peers probe it there instead of where it connects from. */
-  @IsOptional()
+  @Optional()
   @IsString()
   @Length(1, 255)
   address?: string;
@@ -37,17 +38,17 @@ export class EnrollDto implements EnrollRequest {
   @IsIn(DRIVERS)
   driver: (typeof DRIVERS)[number];
 
-  @IsOptional()
+  @Optional()
   @IsString()
   @Matches(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, { message: 'name must be a DNS label' })
   name?: string;
 
-  @IsOptional()
+  @Optional()
   @IsObject()
   labels?: Record<string, string>;
 
   /** The id this agent had before the service deleted it; such an agent enrolls as pending. */
-  @IsOptional()
+  @Optional()
   @IsUUID()
   previous_worker_id?: string;
 }
