@@ -17,6 +17,8 @@ import { HttpMetrics } from './metrics/http-metrics.js';
 import { TunnelIngress } from './tunnel/ingress/tunnel-ingress.js';
 import { OpenApiDocumentService } from './openapi/openapi-document.service.js';
 import { repairDataDir } from '../contracts/private-files.js';
+import { answerClientErrors } from './common/client-errors.js';
+import type { Server } from 'node:http';
 
 /** What the service keeps in DATA_DIR: the entries the repair at start walks. */
 const DATA_DIR_ENTRIES = ['pgdata', 'pgdata.lock', 'logs', 'secrets'] as const;
@@ -57,7 +59,18 @@ export async function createApp(
   // The web console's static files (docs/console.md): before Nest's routes, after the headers.
   app.use(consoleMiddleware(defaultConsoleDir()));
   // Bodies are read after the front, so a refused body is counted and logged like any request.
-  app.use(bodyParser());
+  app.use(bodyParser(config.httpBodyBudget));
+  const server: Server = app.getHttpServer();
+  // Node's own 5 minutes would let a client hold a connection and a partial body that long.
+  server.requestTimeout = config.httpRequestTimeoutMs;
+  server.headersTimeout = Math.min(server.headersTimeout, config.httpRequestTimeoutMs);
+  // Node looks for connections past those timeouts every 30 s: a quarter of the timeout instead.
+  // (A server option Node reads when it starts listening; @types/node leaves it out.)
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(
+    30_000,
+    Math.max(1_000, config.httpRequestTimeoutMs / 4),
+  );
+  answerClientErrors(server);
   installLivenessResponder(app.getHttpServer(), metrics, () => PinoLogger.root);
   // Outermost: a published service's subdomain is proxied even for paths the API also has.
   app.get(TunnelIngress).install(app.getHttpServer());

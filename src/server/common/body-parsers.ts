@@ -90,7 +90,8 @@ function guarded(parser: RequestHandler): RequestHandler {
  * oversize body is refused before a byte is read. Other media types are left unread; the media-type
  * interceptor refuses them.
  */
-export function bodyParser(): RequestHandler {
+export function bodyParser(budgetBytes = Infinity): RequestHandler {
+  const budget = new BodyBudget(budgetBytes);
   const json = guarded(
     express.json({ limit: MAX_BODY_BYTES, type: JSON_TYPES, strict: false, verify: refuseDeepJson }),
   );
@@ -110,6 +111,22 @@ export function bodyParser(): RequestHandler {
         headers: { Connection: 'close' },
       });
     }
+    // What this body may take while it is read and handled: its declared size, or the limit when
+    // its size is not known in advance (chunked) or it inflates (a content encoding).
+    const cost =
+      declared !== undefined && req.headers['content-encoding'] === undefined
+        ? Number(declared) || 0
+        : MAX_BODY_BYTES;
+    if (!budget.take(cost)) {
+      return sendProblem(req, res, {
+        status: 503,
+        code: 'overloaded',
+        title: 'Service Unavailable',
+        detail: 'The service is reading as many request bodies as it may at once; try again shortly.',
+        headers: { 'Retry-After': '1', Connection: 'close' },
+      });
+    }
+    res.once('close', () => budget.give(cost));
     // Each parser only reads bodies of its own media types and passes the rest on.
     // Remote write declares its snappy block compression as a content encoding, which the body
     // reader cannot undo: the remote-write decoder does (remote-write.ts).
@@ -120,4 +137,29 @@ export function bodyParser(): RequestHandler {
       delete req.headers['content-encoding'];
     json(req, res, () => form(req, res, () => yaml(req, res, () => raw(req, res, next))));
   };
+}
+
+/**
+ * The request bytes one process may hold for bodies being read or handled (HTTP_BODY_BUDGET): the
+ * body limit bounds one request, this bounds them all, whatever the number of connections sending
+ * bodies slowly. Taken before a byte is read, given back when the response ends.
+ */
+export class BodyBudget {
+  private used = 0;
+
+  constructor(private readonly bytes: number) {}
+
+  get inUse(): number {
+    return this.used;
+  }
+
+  take(cost: number): boolean {
+    if (cost > 0 && this.used + cost > this.bytes) return false;
+    this.used += cost;
+    return true;
+  }
+
+  give(cost: number): void {
+    this.used -= cost;
+  }
 }

@@ -317,3 +317,21 @@ describe('AGENT_ENDPOINTS', () => {
     },
   );
 });
+
+describe('HTTP_BODY_BUDGET and HTTP_REQUEST_TIMEOUT', () => {
+  it('are 64 MiB and 60 s unless set', () => {
+    const config = new AppConfig({});
+    expect(config.httpBodyBudget).toBe(64 * 2 ** 20);
+    expect(config.httpRequestTimeoutMs).toBe(60_000);
+    expect(new AppConfig({ HTTP_BODY_BUDGET: '8MiB' }).httpBodyBudget).toBe(8 * 2 ** 20);
+  });
+
+  it.each([
+    ['HTTP_BODY_BUDGET', '1KiB'],
+    ['HTTP_BODY_BUDGET', '5GiB'],
+    ['HTTP_REQUEST_TIMEOUT', '1s'],
+    ['HTTP_REQUEST_TIMEOUT', 'forever'],
+  ])('%s=%s fails at boot, naming the variable', (name, value) => {
+    expect(() => new AppConfig({ [name]: value })).toThrow(new RegExp(`^invalid configuration: ${name} `));
+  });
+});

@@ -117,6 +117,8 @@ export class AppConfig {
   readonly accessTokenTtlMs: number;
   readonly refreshTokenTtlMs: number;
   readonly tokenAudience: string;
+  readonly httpBodyBudget: number;
+  readonly httpRequestTimeoutMs: number;
   readonly rateLimitRequests: number;
   readonly rateLimitWindowMs: number;
   readonly authFailureLimit: number;
@@ -196,6 +198,8 @@ export class AppConfig {
     this.accessTokenTtlMs = read('ACCESS_TOKEN_TTL') ?? 0;
     this.refreshTokenTtlMs = read('REFRESH_TOKEN_TTL') ?? 0;
     this.tokenAudience = read('TOKEN_AUDIENCE') ?? '';
+    this.httpBodyBudget = read('HTTP_BODY_BUDGET') ?? 0;
+    this.httpRequestTimeoutMs = read('HTTP_REQUEST_TIMEOUT') ?? 0;
     this.rateLimitRequests = read('RATE_LIMIT_REQUESTS') ?? 0;
     this.rateLimitWindowMs = read('RATE_LIMIT_WINDOW') ?? 0;
     this.authFailureLimit = read('AUTH_FAILURE_LIMIT') ?? 0;

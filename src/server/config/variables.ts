@@ -129,6 +129,18 @@ export const VARIABLES = {
     description: 'The `aud` of issued access tokens',
     parse: text,
   },
+  HTTP_BODY_BUDGET: {
+    default: '64MiB',
+    description:
+      'Request bodies the HTTP port reads at once, by their declared size (a chunked or compressed body counts as the 1 MiB body limit); past it a request with a body gets 503 with Retry-After, so clients that send bodies slowly cannot make the service hold unbounded memory (1MiB to 4GiB)',
+    parse: byteSizeIn(2 ** 20, 4 * 2 ** 30, 'from 1MiB to 4GiB'),
+  },
+  HTTP_REQUEST_TIMEOUT: {
+    default: '60s',
+    description:
+      "How long a client may take to send a whole request, headers and body (Node's default is 5 minutes); past it the connection gets 408 and is closed. Responses (a followed log) are not bounded by it",
+    parse: duration(5_000, 3_600_000),
+  },
   RATE_LIMIT_REQUESTS: {
     default: '1200',
     description: 'Requests one client may make per RATE_LIMIT_WINDOW (0 turns the limit off)',
