@@ -340,7 +340,14 @@ describe('OAuth token endpoint and access tokens', () => {
 
     it('accepts a well-formed token signed with the service key (the control case)', async () => {
       const { key } = await serviceSigningKey(t.app);
-      const res = await call(await sign(key, { alg: 'ES256', kid, typ: 'at+jwt' }, claims)).expect(200);
+      const token = await sign(key, { alg: 'ES256', kid, typ: 'at+jwt' }, claims);
+      // The same token with anything after it, or two spaces before it, is not one b64token (RFC 6750).
+      for (const header of [`Bearer ${token} junk`, `Bearer  ${token}`, `Bearer ${token},x`]) {
+        const refused = await t.http.get('/api/v1/auth/validate').set('Authorization', header);
+        expect(refused.status, header.slice(-12)).toBe(401);
+        expect(refused.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+      }
+      const res = await call(token).expect(200);
       expect(res.body).toMatchObject({
         active: true,
         client_id: ADMIN.clientId,

@@ -24,6 +24,9 @@ import { hasScope, type Scope } from './scopes.js';
 import { AppConfig } from '../config/config.js';
 import { RESOURCE_METADATA_PATH } from './oauth-metadata.js';
 
+/** `Bearer` and one b64token (RFC 6750 section 2.1), nothing after it. */
+const BEARER = /^Bearer [A-Za-z0-9\-._~+/]+=*$/;
+
 /** What a handler's decorators say about access, read once per handler. */
 interface RoutePolicy {
   public: boolean;
@@ -146,6 +149,10 @@ export class AccessGuard extends AuthGuard('jwt') {
   private async bearer(req: Request, context: ExecutionContext): Promise<void> {
     const authorization = req.headers.authorization;
     if (authorization === undefined) return void (await super.canActivate(context));
+    // RFC 6750: `Bearer` and one b64token. passport-jwt's extractor takes the second word of
+    // anything, so `Bearer <token> junk` would pass; it is refused here, before the cache.
+    if (/^Bearer\s/i.test(authorization) && !BEARER.test(authorization))
+      throw invalidToken('the Authorization header is not "Bearer" and one token', this.resourceMetadata);
     const cached = this.tokens.lookup(authorization);
     if (cached === EXPIRED) throw invalidToken('the token has expired', this.resourceMetadata);
     if (cached) {
