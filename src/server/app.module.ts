@@ -1,4 +1,4 @@
-import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
+import { type ArgumentMetadata, DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { ValidationError } from 'class-validator';
 import type { Writable } from 'node:stream';
@@ -36,7 +36,27 @@ export function toFieldErrors(errors: ValidationError[], parent = ''): ProblemFi
   });
 }
 
-export const validationPipe = new ValidationPipe({
+/** The metatypes ValidationPipe leaves alone: a body of one of these is not a DTO. */
+const NOT_DTOS: unknown[] = [String, Boolean, Number, Array, Object, Buffer, Date];
+
+/**
+ * Nest's pipe, with one rule added: a body bound to a DTO must be a JSON object. The JSON parser
+ * takes any JSON value, and the pipe would treat `null` as an empty body and validate a number or
+ * an array as an object, so `null` created a join token with every default.
+ */
+class RequestValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const isDto = metadata.type === 'body' && metadata.metatype && !NOT_DTOS.includes(metadata.metatype);
+    if (isDto && value !== undefined && (value === null || typeof value !== 'object' || Array.isArray(value)))
+      throw new ValidationFailedError(
+        [{ path: 'body', message: 'the body must be a JSON object' }],
+        'The request body must be a JSON object.',
+      );
+    return super.transform(value, metadata);
+  }
+}
+
+export const validationPipe = new RequestValidationPipe({
   whitelist: true,
   forbidNonWhitelisted: true,
   transform: true,

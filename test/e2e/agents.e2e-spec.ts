@@ -126,6 +126,18 @@ describe('the agent plane with real agents over mutual TLS', () => {
         422,
       );
     }
+    // A body that is JSON but not an object: no token with every default.
+    const before = (await api('get', '/api/v1/orchestrator/join-tokens')).body.join_tokens.length;
+    for (const text of ['null', '[]', '1', '"s"', 'true']) {
+      const res = await t.http
+        .post('/api/v1/orchestrator/join-tokens')
+        .set('Authorization', await t.adminAuth())
+        .set('Content-Type', 'application/json')
+        .send(text);
+      expect(res.status, text).toBe(422);
+      expect(res.body.errors).toEqual([{ path: 'body', message: 'the body must be a JSON object' }]);
+    }
+    expect((await api('get', '/api/v1/orchestrator/join-tokens')).body.join_tokens).toHaveLength(before);
   });
 
   it('enrolls, waits as pending, is approved, then connects and turns healthy with metrics', async () => {

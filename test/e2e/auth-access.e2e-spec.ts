@@ -295,6 +295,15 @@ describe('access control', () => {
         .post('/oauth/token')
         .send({ grant_type: 'client_credentials', client_id: acme.client_id, client_secret: 'wrong' })
         .expect(401);
+      // The right secret with a NUL after it is not the secret.
+      await t.http
+        .post('/oauth/token')
+        .send({
+          grant_type: 'client_credentials',
+          client_id: acme.client_id,
+          client_secret: `${acme.client_secret}\u0000`,
+        })
+        .expect(401);
       // An unknown id is kept as sent (a typo to find); a secret sent as the id (the fields swapped) is not.
       for (const clientId of ['acme-typo', acme.client_secret])
         await t.http

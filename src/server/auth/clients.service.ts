@@ -92,7 +92,10 @@ export class ClientsService implements OnApplicationBootstrap {
     if (wait > 0) throw tooManyAuthFailures(wait);
     const client = await this.repository.findForAuthentication(clientId);
     // Hash even for unknown clients, so response time does not reveal which ids exist.
-    const matches = await verifySecret(secret, client?.secretHash ?? DUMMY_SECRET_HASH);
+    // A secret is printable text: control characters never match. (scrypt's HMAC pads its key with
+    // zeros, so the secret with NULs appended would otherwise verify too.)
+    const matches =
+      (await verifySecret(secret, client?.secretHash ?? DUMMY_SECRET_HASH)) && !CONTROL.test(secret);
     if (!client || !matches || client.disabled) {
       this.limits.recordAuthFailure(clientId, ip);
       const reason = !client ? 'unknown_client' : !matches ? 'bad_secret' : 'disabled';
@@ -229,6 +232,9 @@ export class ClientsService implements OnApplicationBootstrap {
 }
 
 const newClientId = (): string => randomToken('cli_', 12);
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** The prefixes of the secrets this service makes: a value with one is a secret, wherever it is sent. */
 const SECRET_PREFIXES = ['sos_', 'rt_', 'soes_', 'sojt_'];
