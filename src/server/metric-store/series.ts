@@ -29,9 +29,16 @@ export interface SeriesSamples {
 /**
  * What the PromQL engine reads: every series matching all matchers, with its samples in
  * [mint, maxt] (inclusive). Stale markers are kept as values (isStaleMarker); the engine applies them.
+ * `count`, when given, is told each series' sample count as the series is read, before the next is
+ * decoded; it throws to stop the read (the engine's sample limit). A Queryable may leave it uncalled.
  */
 export interface Queryable {
-  select(matchers: readonly Matcher[], mint: number, maxt: number): Promise<SeriesSamples[]>;
+  select(
+    matchers: readonly Matcher[],
+    mint: number,
+    maxt: number,
+    count?: (samples: number) => void,
+  ): Promise<SeriesSamples[]>;
 }
 
 /** Prometheus's stale marker: a NaN with this exact bit pattern (value.StaleNaN). */

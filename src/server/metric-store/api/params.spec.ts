@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { BadDataError, parseDuration, parseOptionalTime, parseRange, parseTime } from './params.js';
+import {
+  BadDataError,
+  checkText,
+  MAX_TIME_MS,
+  MIN_TIME_MS,
+  parseDuration,
+  parseOptionalTime,
+  parseRange,
+  parseTime,
+  parseTimeout,
+} from './params.js';
 
 // Messages as Prometheus 2.42 (Debian's package, on this machine) answers them for the same input.
 const refused = (form: Record<string, string>) => {
@@ -75,5 +85,39 @@ describe('Prometheus API parameters', () => {
     expect(() => parseOptionalTime('time', 'soon', 42)).toThrow(
       'invalid parameter "time": cannot parse "soon" to a valid timestamp',
     );
+  });
+
+  it('times too large for a double are refused; far ones are clamped to minTime and maxTime', () => {
+    // Prometheus's ParseFloat refuses 1e309 (out of range); these reached SQL as "NaN" or "1e+43".
+    expect(() => parseTime('1e309')).toThrow('cannot parse "1e309" to a valid timestamp');
+    expect(() => parseTime('-1e309')).toThrow(BadDataError);
+    expect(parseTime('9999999999999999999999999999999999999999')).toBe(MAX_TIME_MS);
+    expect(parseTime('-9999999999999999999999999999999999999999')).toBe(MIN_TIME_MS);
+    expect(parseTime('9223372036.854')).toBe(MAX_TIME_MS);
+    expect(parseTime('9223372036.855')).toBe(MAX_TIME_MS);
+    expect(parseTime('-292273086-05-16T16:47:06Z')).toBe(MIN_TIME_MS);
+    expect(parseRange({ start: '-1e40', end: '-1e40', step: '1' })).toEqual({
+      start: MIN_TIME_MS,
+      end: MIN_TIME_MS,
+      step: 1000,
+    });
+    expect(refused({ start: '0', end: '1e309', step: '1' })).toBe(
+      'invalid parameter "end": cannot parse "1e309" to a valid timestamp',
+    );
+  });
+
+  it('timeout: a positive duration (zero or negative is a 400, not a 503)', () => {
+    expect(parseTimeout('10s')).toBe(10_000);
+    expect(parseTimeout('0.5')).toBe(500);
+    expect(() => parseTimeout('0')).toThrow('timeout must be greater than zero, got "0"');
+    expect(() => parseTimeout('-1')).toThrow(BadDataError);
+    expect(() => parseTimeout('0s')).toThrow(BadDataError);
+  });
+
+  it('text that may reach the database: no NUL, valid UTF-8', () => {
+    expect(checkText('up{job="é😀"}')).toBe('up{job="é😀"}');
+    expect(() => checkText('a\0b')).toThrow('"a\\u0000b" contains a NUL character');
+    expect(() => checkText('\ud800')).toThrow('is not valid UTF-8');
+    expect(() => checkText('x\udc00')).toThrow(BadDataError);
   });
 });

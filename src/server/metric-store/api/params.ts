@@ -22,13 +22,21 @@ const MAX_TIME_TEXT = '292277025-08-18T07:12:54.999999999Z';
 export const MAX_POINTS_PER_SERIES = 11_000;
 
 const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** A time parameter: float seconds since the epoch (ms precision) or RFC 3339; milliseconds. */
+/**
+ * A time parameter: float seconds since the epoch (ms precision) or RFC 3339; milliseconds. Seconds
+ * too large for a double (`1e309`) are refused as Prometheus's ParseFloat refuses them; any other
+ * time before minTime or after maxTime is taken as minTime or maxTime (what Prometheus takes for
+ * an absent start or end: no sample lies beyond), so no time reaches the store or the engine that
+ * they cannot represent exactly.
+ */
 export function parseTime(text: string): number {
   if (FLOAT.test(text)) {
     const seconds = Number(text);
+    if (!Number.isFinite(seconds)) throw new BadDataError(`cannot parse ${quote(text)} to a valid timestamp`);
     const whole = Math.trunc(seconds);
-    return whole * 1000 + Math.round((seconds - whole) * 1000);
+    return clampTime(whole * 1000 + Math.round((seconds - whole) * 1000));
   }
   const ms = parseRfc3339(text);
   if (ms !== undefined) return ms;
@@ -48,6 +56,29 @@ export function parseDuration(text: string): number {
   const ms = parsePromDuration(text);
   if (typeof ms === 'string') throw new BadDataError(`cannot parse ${quote(text)} to a valid duration`);
   return ms;
+}
+
+/** A time in ms within [MIN_TIME_MS, MAX_TIME_MS]. */
+export const clampTime = (ms: number): number => Math.min(MAX_TIME_MS, Math.max(MIN_TIME_MS, ms));
+
+/**
+ * The `timeout` parameter: a positive duration. Prometheus 2.42 takes zero or a negative timeout
+ * and answers 503 at once; that is the client's mistake, so here it is a 400.
+ */
+export function parseTimeout(text: string): number {
+  const ms = parseDuration(text);
+  if (!(ms > 0)) throw new BadDataError(`timeout must be greater than zero, got ${quote(text)}`);
+  return ms;
+}
+
+/**
+ * A text parameter that may reach the database (a metric name, a label name or value): no NUL
+ * (PostgreSQL's text cannot hold it) and no lone UTF-16 surrogate (no UTF-8 for it).
+ */
+export function checkText(text: string): string {
+  if (text.includes('\0')) throw new BadDataError(`${quote(text)} contains a NUL character`);
+  if (LONE_SURROGATE.test(text)) throw new BadDataError(`${quote(text)} is not valid UTF-8`);
+  return text;
 }
 
 /** Wraps a parameter's failure as Prometheus's invalidParamError does. */

@@ -68,3 +68,47 @@ describe('query sample limit', () => {
     expect(problem.message).toMatch(/too many samples/);
   });
 });
+
+describe('bad input answers 4xx', () => {
+  const api = () => new PrometheusApi(store(1), 'default', LIMITS, END);
+  const problem = async (run: Promise<unknown>) => apiError(await run.catch((e: unknown) => e));
+
+  it('timeout=0 and negative are bad data (Prometheus 2.42 answers them 503)', async () => {
+    for (const timeout of ['0', '-1'])
+      expect(await problem(api().query({ query: 'x', timeout }))).toMatchObject({
+        errorType: 'bad_data',
+        status: 400,
+        message: `invalid parameter "timeout": timeout must be greater than zero, got "${timeout}"`,
+      });
+  });
+
+  it('a NUL in any parameter (the metadata metric goes to SQL) is bad data', async () => {
+    expect(await problem(api().metadata({ metric: '\0' }))).toMatchObject({
+      errorType: 'bad_data',
+      status: 400,
+      message: 'invalid parameter "metric": "\\u0000" contains a NUL character',
+    });
+    expect(await problem(api().series({ 'match[]': ['x', 'x{a="\0"}'] }))).toMatchObject({ status: 400 });
+    expect(await problem(api().labels({ start: '\0' }))).toMatchObject({ status: 400 });
+  });
+
+  it('start and end: too large for a double is bad data, far is clamped (no doubled prefix)', async () => {
+    expect(await problem(api().labels({ start: '1e309' }))).toMatchObject({
+      message: 'invalid parameter "start": cannot parse "1e309" to a valid timestamp',
+    });
+    expect(await api().labels({ start: '-1e40', end: '1e40' })).toEqual(['__name__', 'instance']);
+  });
+
+  it('a data exception from PostgreSQL is bad data; a RangeError an execution error', () => {
+    const pgError = Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), {
+      code: '22021',
+    });
+    expect(apiError({ driverError: pgError })).toMatchObject({ errorType: 'bad_data', status: 400 });
+    expect(apiError(new RangeError('Invalid string length'))).toMatchObject({
+      errorType: 'execution',
+      status: 422,
+      message: 'query processing failed: Invalid string length',
+    });
+    expect(() => apiError(new Error('a defect'))).toThrow('a defect');
+  });
+});

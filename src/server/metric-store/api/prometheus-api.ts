@@ -1,5 +1,6 @@
 import type { PromMetadataEntry, PromQueryData } from '../../../contracts/api/prometheus.js';
 import type { AppConfig } from '../../config/config.js';
+import { isDataException } from '../../database/database-errors.js';
 import { MetricInputError } from '../errors.js';
 import { compareLabels, isValidLabelName } from '../labels.js';
 import {
@@ -7,6 +8,7 @@ import {
   parseSeriesSelector,
   PromqlError,
   rangeQuery,
+  type QueryOptions,
   type QueryResult,
 } from '../promql/index.js';
 import type { LabelSet, Matcher } from '../series.js';
@@ -14,12 +16,13 @@ import type { MetricStoreService } from '../store/metric-store.service.js';
 import { formatTimestamp, formatValue } from './format.js';
 import {
   BadDataError,
+  checkText,
   MAX_TIME_MS,
   MIN_TIME_MS,
   param,
-  parseDuration,
   parseOptionalTime,
   parseRange,
+  parseTimeout,
 } from './params.js';
 
 /** A query's limits (METRICS_QUERY_*): time, samples loaded (about 30 bytes each at the peak), series answered. */
@@ -32,7 +35,7 @@ export interface QueryLimits {
 /** A failure in the Prometheus API's own terms: its error type and HTTP status. */
 export class PromApiError extends Error {
   constructor(
-    readonly errorType: 'bad_data' | 'execution' | 'timeout' | 'internal' | 'unavailable',
+    readonly errorType: 'bad_data' | 'execution' | 'timeout' | 'canceled' | 'internal' | 'unavailable',
     message: string,
     readonly status: number,
   ) {
@@ -40,14 +43,24 @@ export class PromApiError extends Error {
   }
 }
 
-const STATUS = { bad_data: 400, execution: 422, timeout: 503 } as const;
+/** Prometheus's statuses; 499 (nginx's "client closed request") is its answer to a canceled query. */
+const STATUS = { bad_data: 400, execution: 422, timeout: 503, canceled: 499 } as const;
 
-/** The API's failures from the parts below it; anything else is rethrown. */
+/**
+ * The API's failures from the parts below it; anything else is rethrown. Two more are the
+ * request's doing, never a defect: a value PostgreSQL refuses (a data exception, SQLSTATE class 22)
+ * is bad data, and a RangeError (an array, a string or the stack past what JavaScript allows,
+ * e.g. an answer too large to write) an execution error, as the limits that should have caught it.
+ */
 export function apiError(err: unknown): PromApiError {
   if (err instanceof PromApiError) return err;
   if (err instanceof BadDataError) return new PromApiError('bad_data', err.message, 400);
   if (err instanceof MetricInputError) return new PromApiError('bad_data', err.message, 400);
   if (err instanceof PromqlError) return new PromApiError(err.errorType, err.message, STATUS[err.errorType]);
+  if (isDataException(err))
+    return new PromApiError('bad_data', 'a value in the request is not valid for its field', 400);
+  if (err instanceof RangeError)
+    return new PromApiError('execution', `query processing failed: ${err.message}`, 422);
   throw err;
 }
 
@@ -60,15 +73,18 @@ export const queryLimits = (config: AppConfig): QueryLimits => ({
 
 export type Form = Record<string, string | string[] | undefined>;
 
+/** A parameter's (first) value; one with a NUL or invalid UTF-8 is refused, as it may reach the database. */
 const one = (form: Form, name: string): string | undefined => {
-  const value = form[name];
-  return Array.isArray(value) ? value[0] : value;
+  const given = form[name];
+  const value = Array.isArray(given) ? given[0] : given;
+  return typeof value === 'string' ? param(name, () => checkText(value)) : value;
 };
 
 /** `match[]` as Prometheus reads it: every value given (the form decoder may key it either way). */
 const matchParams = (form: Form): string[] => {
   const value = form['match[]'] ?? form.match;
-  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+  const all = value === undefined ? [] : Array.isArray(value) ? value : [value];
+  return all.map((text) => param('match[]', () => checkText(text)));
 };
 
 /** What the API reads from the store. */
@@ -89,16 +105,23 @@ export class PrometheusApi {
     private readonly now = Date.now(),
   ) {}
 
-  async query(form: Form): Promise<QueryJson> {
+  /** An instant query; `signal` ends its evaluation (PromqlCanceledError) when it fires. */
+  async query(form: Form, signal?: AbortSignal): Promise<QueryJson> {
     const query = one(form, 'query') ?? '';
     const time = parseOptionalTime('time', one(form, 'time'), this.now);
-    const result = await instantQuery(this.store.queryable(this.owner), query, time, this.limits(form));
+    const result = await instantQuery(
+      this.store.queryable(this.owner),
+      query,
+      time,
+      this.limits(form, signal),
+    );
     return resultJson(result);
   }
 
-  async queryRange(form: Form): Promise<QueryJson> {
+  /** A range query; `signal` ends its evaluation (PromqlCanceledError) when it fires. */
+  async queryRange(form: Form, signal?: AbortSignal): Promise<QueryJson> {
     const range = parseRange({ start: one(form, 'start'), end: one(form, 'end'), step: one(form, 'step') });
-    const options = this.limits(form);
+    const options = this.limits(form, signal);
     const result = await rangeQuery(
       this.store.queryable(this.owner),
       one(form, 'query') ?? '',
@@ -148,12 +171,8 @@ export class PrometheusApi {
 
   /** Label sets of the series with samples in [start, end] matching any selector (all series for none). */
   private async matching(form: Form, selectors: string[]): Promise<LabelSet[]> {
-    const start = one(form, 'start')
-      ? param('start', () => parseOptionalTime('start', one(form, 'start'), 0))
-      : MIN_TIME_MS;
-    const end = one(form, 'end')
-      ? param('end', () => parseOptionalTime('end', one(form, 'end'), 0))
-      : MAX_TIME_MS;
+    const start = parseOptionalTime('start', one(form, 'start'), MIN_TIME_MS);
+    const end = parseOptionalTime('end', one(form, 'end'), MAX_TIME_MS);
     const sets: Matcher[][] = selectors.length === 0 ? [[{ type: '=~', name: '__name__', value: '.+' }]] : [];
     for (const selector of selectors) sets.push(param('match[]', () => parseSelector(selector)));
     const byKey = new Map<string, LabelSet>();
@@ -163,16 +182,16 @@ export class PrometheusApi {
     return [...byKey.values()].sort(compareLabels);
   }
 
-  private limits(form: Form): { deadline: number; maxSamples: number; maxSeries: number } {
+  private limits(form: Form, signal?: AbortSignal): QueryOptions {
     const given = one(form, 'timeout');
     const { timeoutMs, maxSamples, maxSeries } = this.queryLimits;
     const timeout = given
       ? Math.min(
-          param('timeout', () => parseDuration(given)),
+          param('timeout', () => parseTimeout(given)),
           timeoutMs,
         )
       : timeoutMs;
-    return { deadline: Date.now() + timeout, maxSamples, maxSeries };
+    return { deadline: Date.now() + timeout, maxSamples, maxSeries, signal };
   }
 }
 

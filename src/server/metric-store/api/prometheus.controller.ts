@@ -63,7 +63,7 @@ export class PrometheusController {
     responses: promAnswers('PromQueryResponse'),
   })
   queryGet(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return this.answer(res, () => this.api(caller).query(form(req)));
+    return this.evaluate(req, res, (signal) => this.api(caller).query(form(req), signal));
   }
 
   @Post('query')
@@ -75,7 +75,7 @@ export class PrometheusController {
     responses: promAnswers('PromQueryResponse'),
   })
   queryPost(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return this.answer(res, () => this.api(caller).query(form(req)));
+    return this.evaluate(req, res, (signal) => this.api(caller).query(form(req), signal));
   }
 
   @Get('query_range')
@@ -86,7 +86,7 @@ export class PrometheusController {
     responses: promAnswers('PromQueryResponse'),
   })
   rangeGet(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return this.answer(res, () => this.api(caller).queryRange(form(req)));
+    return this.evaluate(req, res, (signal) => this.api(caller).queryRange(form(req), signal));
   }
 
   @Post('query_range')
@@ -98,7 +98,7 @@ export class PrometheusController {
     responses: promAnswers('PromQueryResponse'),
   })
   rangePost(@Caller() caller: Caller, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return this.answer(res, () => this.api(caller).queryRange(form(req)));
+    return this.evaluate(req, res, (signal) => this.api(caller).queryRange(form(req), signal));
   }
 
   @Get('series')
@@ -229,16 +229,61 @@ export class PrometheusController {
     return new PrometheusApi(this.store, caller.owner, queryLimits(this.config));
   }
 
+  /**
+   * A PromQL evaluation, aborted when the client goes away before its answer (the connection
+   * closes with the response unfinished): the engine checks the signal where it yields and stops,
+   * rather than running on to METRICS_QUERY_TIMEOUT for nobody. A query whose client left is
+   * logged with its outcome (`canceled` when the engine stopped for it) and answered to no one.
+   */
+  private async evaluate(
+    req: Request,
+    res: Response,
+    run: (signal: AbortSignal) => Promise<unknown>,
+  ): Promise<void> {
+    const started = Date.now();
+    const abort = new AbortController();
+    const gone = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.on('close', gone);
+    // The client may have left before this handler ran ('close' has been emitted then). Not
+    // req.destroyed: a request is destroyed once its body has been read.
+    if (res.destroyed || req.socket.destroyed) abort.abort();
+    try {
+      const outcome = await this.respond(res, () => run(abort.signal));
+      if (abort.signal.aborted)
+        this.logger.log(
+          {
+            query: String(one(form(req).query)).slice(0, 200),
+            outcome,
+            elapsed_ms: Date.now() - started,
+          },
+          'metric query: the client closed the connection',
+        );
+    } finally {
+      res.off('close', gone);
+    }
+  }
+
   /** Prometheus's envelopes: `{status: "success", data}` or `{status: "error", errorType, error}`. */
   private async answer(res: Response, run: () => Promise<unknown>): Promise<void> {
+    await this.respond(res, run);
+  }
+
+  /** Answers as `answer` does; resolves to `success` or the error type. Nothing is written once the connection is gone. */
+  private async respond(res: Response, run: () => Promise<unknown>): Promise<string> {
     try {
       const data = await run();
-      res.status(200).json({ status: 'success', data });
+      if (!res.destroyed) res.status(200).json({ status: 'success', data });
+      return 'success';
     } catch (err) {
       const failure = this.failure(err);
-      res
-        .status(failure.status)
-        .json({ status: 'error', errorType: failure.errorType, error: failure.message });
+      // A canceled query's client is gone: nobody to tell (and 499 is no answer the API documents).
+      if (!res.destroyed)
+        res
+          .status(failure.status)
+          .json({ status: 'error', errorType: failure.errorType, error: failure.message });
+      return failure.errorType;
     }
   }
 
@@ -254,6 +299,8 @@ export class PrometheusController {
     }
   }
 }
+
+const one = (value: string | string[] | undefined): string => (Array.isArray(value) ? value[0] : value) ?? '';
 
 /** Prometheus reads the form body first, then the URL (Go's Request.FormValue). */
 function form(req: Request): Form {

@@ -19,6 +19,8 @@ interface WindowSource {
   range: number;
   offset: number;
   at: number | null;
+  /** A subquery's result, released once the windows are done (stored samples are not held). */
+  held: Matrix | null;
 }
 
 export async function evalCall(ev: Evaluator, e: Call): Promise<Matrix> {
@@ -47,20 +49,22 @@ async function windowSource(ev: Evaluator, e: Call, index: number): Promise<Wind
     const sel = arg.selector;
     const stored = ev.ctx.data.get(sel) ?? [];
     const series = stored.map((s) => ({ metric: s.labels, ...nonStale(s) }));
-    return { series, range: arg.range, offset: sel.offset, at: ev.ctx.atTime(sel.at) };
+    return { series, range: arg.range, offset: sel.offset, at: ev.ctx.atTime(sel.at), held: null };
   }
   if (arg.type !== 'subquery') throw new Error(`not a range vector: ${arg.type}`);
   const series = await ev.subquery(arg);
-  return { series, range: arg.range, offset: arg.offset, at: ev.ctx.atTime(arg.at) };
+  return { series, range: arg.range, offset: arg.offset, at: ev.ctx.atTime(arg.at), held: series };
 }
 
 async function evalWindows(ev: Evaluator, e: Call, index: number): Promise<Matrix> {
   const source = await windowSource(ev, e, index);
   // The other arguments are scalars: their value at each step.
   const scalars: number[][] = [];
+  const scalarMatrices: Matrix[] = [];
   for (let i = 0; i < e.args.length; i++) {
     if (i === index) continue;
     const m = await ev.eval(e.args[i]);
+    scalarMatrices.push(m);
     scalars.push(m.length > 0 ? m[0].v : []);
   }
   const fn = RANGE_FUNCTIONS.get(e.func)!;
@@ -75,11 +79,15 @@ async function evalWindows(ev: Evaluator, e: Call, index: number): Promise<Matri
     const n = s.t.length;
     let lo = 0;
     let hi = 0;
-    for (let ts = ev.start, step = 0; ts <= ev.end; ts += ev.interval, step++) {
+    for (let step = 0; step < ev.steps; step++) {
+      const ts = ev.time(step);
       const rangeEnd = (at ?? ts) - offset;
       const rangeStart = rangeEnd - range;
       while (lo < n && s.t[lo] < rangeStart) lo++;
       while (hi < n && s.t[hi] <= rangeEnd) hi++;
+      // A window costs about its length (long windows over many steps are the slow queries):
+      // yield, and check the deadline and the signal, within one series too.
+      if (ev.ctx.tick(hi - lo + 1)) await ev.ctx.pause();
       if (hi <= lo) continue;
       for (let j = 0; j < scalars.length; j++) env.args[j] = scalars[j][step];
       env.ts = ts;
@@ -91,9 +99,12 @@ async function evalWindows(ev: Evaluator, e: Call, index: number): Promise<Matri
         v.push(value);
       }
     }
+    ev.ctx.hold(t.length);
     if (t.length > 0) out.push({ metric: keepName ? s.metric : dropMetricName(s.metric), t, v });
-    if (ev.ctx.tick(ev.steps + n)) await ev.ctx.pause();
+    if (ev.ctx.tick(n)) await ev.ctx.pause();
   }
+  for (const m of scalarMatrices) ev.ctx.release(m);
+  if (source.held) ev.ctx.release(source.held);
   if (e.func === 'absent_over_time') return absentOverTime(ev, e, out);
   // 2.42 checks the whole result here (series that never share a step included).
   if (containsSameLabelset(out))
@@ -106,7 +117,12 @@ function absentOverTime(ev: Evaluator, e: Call, found: Matrix): Matrix {
   const seen = new Set<number>();
   for (const s of found) for (const t of s.t) seen.add(t);
   const t: number[] = [];
-  for (let ts = ev.start; ts <= ev.end; ts += ev.interval) if (!seen.has(ts)) t.push(ts);
+  for (let step = 0; step < ev.steps; step++) {
+    const ts = ev.time(step);
+    if (!seen.has(ts)) t.push(ts);
+  }
+  ev.ctx.release(found);
+  ev.ctx.hold(t.length);
   if (t.length === 0) return [];
   return [{ metric: absentLabels(e.args[0]), t, v: t.map(() => 1) }];
 }

@@ -173,3 +173,114 @@ describe('limits', () => {
     expect(turns).toBeGreaterThan(0);
   });
 });
+
+describe('bounds on what a query may take', () => {
+  const one = new MemoryQueryable([series({ __name__: 'm' }, [[T, 1]])]);
+  const limits: QueryOptions = { maxSamples: 20_000_000 };
+
+  /** Resident memory growth while `run` runs, sampled. */
+  async function growth(run: () => Promise<unknown>): Promise<number> {
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    try {
+      await run().catch(() => undefined);
+    } finally {
+      clearInterval(sampler);
+    }
+    return Math.max(peak, process.memoryUsage().rss) - before;
+  }
+
+  // These allocated until the process aborted (`vector(1)[1y:1ms]` is 31.5 billion steps) or
+  // took gigabytes before the limit answered.
+  it.each([
+    ['max_over_time(vector(1)[1y:1ms])', 'instant'],
+    ['max_over_time(vector(1)[1d:1ms])', 'instant'],
+    ['max_over_time(max_over_time(vector(1)[1d:1s])[100y:1s])', 'instant'],
+    ['max_over_time(max_over_time(vector(1)[1d:1s])[100y:1s])', 'range'],
+    ['sum_over_time(m[30d:1ms])', 'range'],
+  ])('refuses %s (%s) before reading or evaluating anything', async (query, kind) => {
+    const q = new RecordingQueryable(one);
+    const started = Date.now();
+    const run = () =>
+      kind === 'instant'
+        ? instantQuery(q, query, T, limits)
+        : rangeQuery(q, query, T, T + 60 * MIN, MIN, limits);
+    const err = await failure(run());
+    expect(err.errorType).toBe('execution');
+    expect(err.message).toBe('query processing would load too many samples into memory in query execution');
+    expect(q.selects).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await growth(run)).toBeLessThan(200 * 1024 * 1024);
+  });
+
+  it('refuses too many steps at the limit exactly: steps are points', async () => {
+    // [T - 99 s, T] at 1 s: 100 steps.
+    expect(
+      await instantQuery(one, 'count_over_time(vector(1)[99s:1s])', T, { maxSamples: 200 }),
+    ).toMatchObject({
+      resultType: 'vector',
+    });
+    const err = await failure(instantQuery(one, 'count_over_time(vector(1)[99s:1s])', T, { maxSamples: 99 }));
+    expect(err.errorType).toBe('execution');
+  });
+
+  it('counts the points held at once, as they are added, not one result at a time', async () => {
+    // 100 steps: the literal 1 and vector(1) (200 points) fit in 250, adding the second literal
+    // (300) does not, though no one result holds more than 100.
+    const q = 'count_over_time((vector(1) + 1)[99s:1s])';
+    expect(await instantQuery(one, q, T, { maxSamples: 400 })).toMatchObject({ resultType: 'vector' });
+    expect((await failure(instantQuery(one, q, T, { maxSamples: 250 }))).errorType).toBe('execution');
+    // Released once consumed: a long chain of small steps holds no more than a few results.
+    const chain = Array(100).fill('vector(1)').join(' + ');
+    expect(
+      await instantQuery(one, `count_over_time((${chain})[99s:1s])`, T, { maxSamples: 400 }),
+    ).toMatchObject({
+      resultType: 'vector',
+    });
+  });
+
+  it('ends evaluations whose times are too far out for a double to step through', async () => {
+    // Near 1e20 ms adding 1,000 does not change a double (they are 16,384 apart there): a loop
+    // adding the step up never ended. What it answers that far out matters less than that it does.
+    expect(await instantQuery(one, 'count_over_time(vector(1)[1m:1s] @ 1e17)', T)).toMatchObject({
+      resultType: 'vector',
+    });
+    expect(await instantQuery(one, 'm @ 1e17 offset -100000y', T)).toEqual({
+      resultType: 'vector',
+      result: [],
+    });
+  });
+
+  it('stops when its signal fires: before starting, or while evaluating', async () => {
+    const done = new AbortController();
+    done.abort();
+    const before = await failure(instantQuery(one, 'm', T, { signal: done.signal }));
+    expect(before.errorType).toBe('canceled');
+    expect(before.message).toBe('query was canceled in query execution');
+    // About 6.6 billion window samples (half a minute or more): canceled after 100 ms.
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 100);
+    const started = Date.now();
+    const during = await failure(
+      rangeQuery(one, 'sum_over_time(vector(1)[7d:1s])', 0, 10_999_000, 1000, {
+        ...limits,
+        signal: abort.signal,
+      }),
+    );
+    expect(during.errorType).toBe('canceled');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('yields within one series whose windows are long, not only between series', async () => {
+    let turns = 0;
+    const timer = setInterval(() => turns++, 0);
+    try {
+      // One series, 50 steps of 1-day windows at 1 s: 4.3 million window samples.
+      await rangeQuery(one, 'sum_over_time(vector(1)[1d:1s])', 0, 49_000, 1000, limits);
+    } finally {
+      clearInterval(timer);
+    }
+    expect(turns).toBeGreaterThan(10);
+  });
+});

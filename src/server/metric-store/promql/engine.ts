@@ -6,10 +6,10 @@
 import type { Expr, VectorSelector } from './ast.js';
 import { valueType, documentedType } from './check.js';
 import { PromqlBadQueryError, PromqlExecutionError } from './errors.js';
-import { Evaluator } from './evaluator.js';
+import { Evaluator, subquerySteps } from './evaluator.js';
 import { compareLabels } from '../labels.js';
 import { parseExpr } from './parse.js';
-import { QueryContext, type StoredSeries } from './values.js';
+import { QueryContext, type Matrix, type StoredSeries } from './values.js';
 import type { LabelSet, Queryable } from '../series.js';
 
 export interface QueryOptions {
@@ -17,12 +17,17 @@ export interface QueryOptions {
   lookbackDelta?: number;
   /** A subquery's step when it gives none (Prometheus's global evaluation_interval). */
   defaultSubqueryStep?: number;
-  /** Samples read from storage, and points in any one intermediate result (--query.max-samples). */
+  /**
+   * Samples read from storage, points of the intermediate results held at once, and steps of the
+   * query or any subquery (checked before anything is read): Prometheus's --query.max-samples.
+   */
   maxSamples?: number;
   /** Series in the result. */
   maxSeries?: number;
   /** Evaluation stops with a timeout error after this time (ms since the epoch). */
   deadline?: number;
+  /** Evaluation stops with PromqlCanceledError once this fires (checked where it yields). */
+  signal?: AbortSignal;
 }
 
 export interface InstantSample {
@@ -62,8 +67,8 @@ export async function instantQuery(
     const literal = unwrap(expr);
     return { resultType: 'string', result: { t: time, v: literal.type === 'string' ? literal.value : '' } };
   }
-  const ctx = await prepare(queryable, expr, time, time, options);
-  const m = await new Evaluator(ctx, time, time, 1).eval(expr);
+  const ctx = await prepare(queryable, expr, time, time, 1, options);
+  const m = await evaluate(ctx, expr, time, time, 1);
   checkSeries(m.length, options);
   if (type === 'scalar') return { resultType: 'scalar', result: { t: time, v: m[0].v[0] } };
   if (type === 'vector')
@@ -87,14 +92,34 @@ export async function rangeQuery(
     );
   if (!(step > 0) || end < start)
     throw new PromqlBadQueryError('a range query needs step > 0 and end >= start');
-  const ctx = await prepare(queryable, expr, start, end, options);
-  const m = await new Evaluator(ctx, start, end, step).eval(expr);
+  const ctx = await prepare(queryable, expr, start, end, step, options);
+  const m = await evaluate(ctx, expr, start, end, step);
   checkSeries(m.length, options);
   return { resultType: 'matrix', result: m.sort((a, b) => compareLabels(a.metric, b.metric)) };
 }
 
 function unwrap(e: Expr): Expr {
   return e.type === 'paren' ? unwrap(e.expr) : e;
+}
+
+/**
+ * Evaluates the query. A RangeError (an array or string past what JavaScript allows, a stack
+ * overflow) is the query's doing, not a defect: a clean execution error, as the limits give.
+ */
+async function evaluate(
+  ctx: QueryContext,
+  expr: Expr,
+  start: number,
+  end: number,
+  step: number,
+): Promise<Matrix> {
+  try {
+    return await new Evaluator(ctx, start, end, step).eval(expr);
+  } catch (err) {
+    if (err instanceof RangeError)
+      throw new PromqlExecutionError(`query processing failed in query execution: ${err.message}`);
+    throw err;
+  }
 }
 
 function checkSeries(n: number, options: QueryOptions): void {
@@ -107,6 +132,7 @@ async function prepare(
   expr: Expr,
   start: number,
   end: number,
+  step: number,
   options: QueryOptions,
 ): Promise<QueryContext> {
   const data = new Map<VectorSelector, StoredSeries[]>();
@@ -116,19 +142,31 @@ async function prepare(
     end,
     options.lookbackDelta ?? DEFAULT_LOOKBACK,
     options.defaultSubqueryStep ?? DEFAULT_SUBQUERY_STEP,
-    { maxSamples: options.maxSamples ?? DEFAULT_MAX_SAMPLES, deadline: options.deadline ?? Infinity },
+    {
+      maxSamples: options.maxSamples ?? DEFAULT_MAX_SAMPLES,
+      deadline: options.deadline ?? Infinity,
+      signal: options.signal,
+    },
   );
+  // Too many steps anywhere is refused before anything is read or evaluated.
+  checkSteps(expr, ctx, start, end, step);
   const ranges = new Map<VectorSelector, [number, number]>();
   collectRanges(expr, { offset: 0, range: 0, at: null }, ctx, ranges);
   for (const [selector, [mint, maxt]] of ranges) {
     ctx.checkDeadline();
-    const selected = await queryable.select(selector.matchers, mint, maxt);
+    // The store counts each series as it decodes it (and stops past the limit); a Queryable that
+    // does not count is counted here.
+    let counted = 0;
+    const selected = await queryable.select(selector.matchers, mint, maxt, (n) => {
+      counted += n;
+      ctx.countLoaded(n);
+    });
     const series: StoredSeries[] = selected.map((s) => ({
       labels: s.labels,
       t: s.timestamps,
       v: s.values,
     }));
-    ctx.countLoaded(series.reduce((n, s) => n + s.t.length, 0));
+    ctx.countLoaded(series.reduce((n, s) => n + s.t.length, 0) - counted);
     data.set(
       selector,
       series.sort((a, b) => compareLabels(a.labels, b.labels)),
@@ -136,6 +174,42 @@ async function prepare(
   }
   ctx.checkDeadline();
   return ctx;
+}
+
+/**
+ * The steps of every evaluator the query will run, the query's own and each subquery's (whose
+ * span is its enclosing evaluator's, widened by its range), checked against the sample limit: each
+ * step of even a constant is a point of the result.
+ */
+function checkSteps(e: Expr, ctx: QueryContext, start: number, end: number, step: number): void {
+  ctx.checkSteps(Math.floor((end - start) / step) + 1);
+  const walk = (node: Expr, from: number, to: number): void => {
+    switch (node.type) {
+      case 'subquery': {
+        const [innerStart, innerEnd, innerStep] = subquerySteps(node, ctx, from, to);
+        ctx.checkSteps(Math.floor((innerEnd - innerStart) / innerStep) + 1);
+        return walk(node.expr, innerStart, innerEnd);
+      }
+      case 'paren':
+      case 'unary':
+        return walk(node.expr, from, to);
+      case 'binary':
+        walk(node.lhs, from, to);
+        return walk(node.rhs, from, to);
+      case 'aggregate':
+        if (node.param) walk(node.param, from, to);
+        return walk(node.expr, from, to);
+      case 'call':
+        for (const arg of node.args) walk(arg, from, to);
+        return;
+      case 'matrixSelector':
+      case 'vectorSelector':
+      case 'number':
+      case 'string':
+        return;
+    }
+  };
+  walk(e, start, end);
 }
 
 interface SubqueryPath {

@@ -1,10 +1,11 @@
 /**
  * The engine's failures, typed by how the Prometheus HTTP API reports them: `bad_data` (400) for
- * a query that does not parse or type-check, `execution` (422) for one that fails while running
- * (many-to-many matching, too many samples or series, a bad regex in label_replace...), `timeout`
- * (503) when the deadline passes.
+ * a query that does not parse or type-check (or is nested too deeply), `execution` (422) for one
+ * that fails while running (many-to-many matching, too many samples or series, a bad regex in
+ * label_replace...), `timeout` (503) when the deadline passes, `canceled` (499, Prometheus's
+ * status for it) when the caller gave up (its AbortSignal fired: the client went away).
  */
-export type PromqlErrorType = 'bad_data' | 'execution' | 'timeout';
+export type PromqlErrorType = 'bad_data' | 'execution' | 'timeout' | 'canceled';
 
 export abstract class PromqlError extends Error {
   abstract readonly errorType: PromqlErrorType;
@@ -34,6 +35,14 @@ export class PromqlTimeoutError extends PromqlError {
   readonly errorType = 'timeout' as const;
   constructor(where = 'query execution') {
     super(`query timed out in ${where}`);
+  }
+}
+
+/** The query's AbortSignal fired (Prometheus's ErrQueryCanceled). */
+export class PromqlCanceledError extends PromqlError {
+  readonly errorType = 'canceled' as const;
+  constructor(where = 'query execution') {
+    super(`query was canceled in ${where}`);
   }
 }
 

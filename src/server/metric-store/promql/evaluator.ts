@@ -65,15 +65,26 @@ export function containsSameLabelset(metrics: readonly { metric: readonly unknow
 }
 
 export class Evaluator {
+  /** How many steps: start, start + interval, ... up to end (none when end < start). */
+  readonly steps: number;
+
+  /** Throws tooManySamples when there are more steps than the sample limit (nothing allocated yet). */
   constructor(
     readonly ctx: QueryContext,
     readonly start: number,
     readonly end: number,
     readonly interval: number,
-  ) {}
+  ) {
+    this.steps = Math.max(0, Math.floor((end - start) / interval) + 1);
+    ctx.checkSteps(this.steps);
+  }
 
-  get steps(): number {
-    return Math.floor((this.end - this.start) / this.interval) + 1;
+  /**
+   * The time of step `i`. Loops count steps rather than add the interval up: near ±1e21 ms (an
+   * `@` that far out) adding 1,000 no longer changes a double, and such a loop would never end.
+   */
+  time(i: number): number {
+    return this.start + i * this.interval;
   }
 
   async eval(e: Expr): Promise<Matrix> {
@@ -85,9 +96,15 @@ export class Evaluator {
   private async evalNode(e: Expr): Promise<Matrix> {
     switch (e.type) {
       case 'number': {
-        const t: number[] = [];
-        for (let ts = this.start; ts <= this.end; ts += this.interval) t.push(ts);
-        return [{ metric: EMPTY_LABELS, t, v: t.map(() => e.value) }];
+        this.ctx.hold(this.steps);
+        // Sized once: up to maxSamples steps, where growing by push would copy and leave slack.
+        const t = new Array<number>(this.steps);
+        const v = new Array<number>(this.steps);
+        for (let i = 0; i < this.steps; i++) {
+          t[i] = this.time(i);
+          v[i] = e.value;
+        }
+        return [{ metric: EMPTY_LABELS, t, v }];
       }
       case 'string':
         throw new PromqlExecutionError('a string is no operand here');
@@ -112,6 +129,7 @@ export class Evaluator {
 
   private unary(op: '+' | '-', m: Matrix): Matrix {
     if (op === '+') return m;
+    // The times are shared; the values are new.
     const out = m.map((s) => ({ metric: dropMetricName(s.metric), t: s.t, v: s.v.map((x) => -x) }));
     // Prometheus checks the whole matrix here, not step by step.
     if (containsSameLabelset(out))
@@ -123,6 +141,7 @@ export class Evaluator {
    * Evaluates a step function over the inputs' vectors at every step. Inputs are matrices (null
    * for string arguments, which functions read from the syntax tree) or per-step vector sources.
    * A matrix input's samples are reused from step to step: a vector is only valid during its step.
+   * The matrices are consumed: released (ctx.release) once every step has run.
    */
   async rangeEval(
     inputs: (Matrix | ((ts: number) => Vector) | null)[],
@@ -134,7 +153,8 @@ export class Evaluator {
     );
     const vectors: Vector[] = inputs.map(() => []);
     const out = new Map<string, Series>();
-    for (let ts = this.start; ts <= this.end; ts += this.interval) {
+    for (let step = 0; step < this.steps; step++) {
+      const ts = this.time(step);
       let work = 1;
       for (let i = 0; i < inputs.length; i++) {
         const input = inputs[i];
@@ -165,7 +185,11 @@ export class Evaluator {
       if (containsSameLabelset(result))
         throw new PromqlExecutionError('vector cannot contain metrics with the same labelset');
       // An instant evaluation keeps the function's order, as Prometheus's shortcut does.
-      if (this.start === this.end) return result.map((s) => ({ metric: s.metric, t: [ts], v: [s.v] }));
+      this.ctx.hold(result.length);
+      if (this.start === this.end) {
+        this.releaseAll(inputs);
+        return result.map((s) => ({ metric: s.metric, t: [ts], v: [s.v] }));
+      }
       for (const s of result) {
         const key = seriesKey(s.metric);
         let series = out.get(key);
@@ -175,7 +199,12 @@ export class Evaluator {
       }
       if (this.ctx.tick(work + result.length)) await this.ctx.pause();
     }
+    this.releaseAll(inputs);
     return [...out.values()];
+  }
+
+  private releaseAll(inputs: (Matrix | ((ts: number) => Vector) | null)[]): void {
+    for (const input of inputs) if (Array.isArray(input)) this.ctx.release(input);
   }
 
   private async vectorSelector(e: VectorSelector): Promise<Matrix> {
@@ -188,7 +217,8 @@ export class Evaluator {
       const n = s.t.length;
       const stale = staleOf(s);
       let j = -1;
-      for (let ts = this.start; ts <= this.end; ts += this.interval) {
+      for (let step = 0; step < this.steps; step++) {
+        const ts = this.time(step);
         const ref = (at ?? ts) - e.offset;
         while (j + 1 < n && s.t[j + 1] <= ref) j++;
         if (j >= 0 && s.t[j] >= ref - lookback && (stale === null || stale[j] === 0)) {
@@ -196,6 +226,8 @@ export class Evaluator {
           v.push(s.v[j]);
         }
       }
+      // One series holds at most `steps` points (checked against the limit already).
+      this.ctx.hold(t.length);
       if (t.length > 0) out.push({ metric: s.labels, t, v });
       if (this.ctx.tick(this.steps)) await this.ctx.pause();
     }
@@ -230,21 +262,38 @@ export class Evaluator {
       const { t, v } = nonStale(s);
       const lo = search(t, ref - e.range);
       const hi = search(t, ref, true);
+      this.ctx.hold(Math.max(0, hi - lo));
       if (hi > lo)
         out.push({ metric: s.labels, t: Array.from(t.subarray(lo, hi)), v: Array.from(v.subarray(lo, hi)) });
     }
     return out;
   }
 
-  /** The subquery's inner expression over its own steps, aligned to multiples of its step. */
+  /**
+   * The subquery's inner expression over its own steps, aligned to multiples of its step (refused
+   * before evaluating when they are too many).
+   */
   async subquery(e: SubqueryExpr): Promise<Matrix> {
-    const at = this.ctx.atTime(e.at);
-    const step = e.step || this.ctx.subqueryStep;
-    const from = (at ?? this.start) - e.offset - e.range;
-    // Go's integer division truncates toward zero.
-    let start = step * Math.trunc(from / step);
-    if (start < from) start += step;
-    const inner = new Evaluator(this.ctx, start, (at ?? this.end) - e.offset, step);
-    return inner.eval(e.expr);
+    return new Evaluator(this.ctx, ...subquerySteps(e, this.ctx, this.start, this.end)).eval(e.expr);
   }
+}
+
+/**
+ * A subquery's evaluation range within an evaluator's [start, end]: start, end and step. As in
+ * 2.42, the inner expression is evaluated once over the whole span (not once per outer step), so
+ * nested subqueries add their ranges rather than multiply their steps.
+ */
+export function subquerySteps(
+  e: SubqueryExpr,
+  ctx: QueryContext,
+  outerStart: number,
+  outerEnd: number,
+): [number, number, number] {
+  const at = ctx.atTime(e.at);
+  const step = e.step || ctx.subqueryStep;
+  const from = (at ?? outerStart) - e.offset - e.range;
+  // Go's integer division truncates toward zero.
+  let start = step * Math.trunc(from / step);
+  if (start < from) start += step;
+  return [start, (at ?? outerEnd) - e.offset, step];
 }

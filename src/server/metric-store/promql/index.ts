@@ -1,5 +1,6 @@
 /** The PromQL engine's public surface (docs/metric-store-design.md, "PromQL"). */
 export { parseExpr, parseSeriesSelector } from './parse.js';
+export { MAX_NESTING } from './parse-scan.js';
 export {
   instantQuery,
   rangeQuery,
@@ -15,5 +16,6 @@ export {
   PromqlBadQueryError,
   PromqlExecutionError,
   PromqlTimeoutError,
+  PromqlCanceledError,
   type PromqlErrorType,
 } from './errors.js';

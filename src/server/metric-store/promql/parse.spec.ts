@@ -131,3 +131,52 @@ describe('parseExpr', () => {
     expect(err.message).toMatch(message);
   });
 });
+
+describe('nesting limit', () => {
+  const deep =
+    /^1:\d+: parse error: query is nested too deeply: more than 500 levels of parentheses, calls, subqueries or operators$/;
+  const chain = (n: number, term: string, op: string) => Array(n).fill(term).join(op);
+
+  // Each of these overflowed a stack somewhere (lezer's tree building, our conversion, the type
+  // checks, the evaluator) or was cut by lezer with a misleading "unexpected" error.
+  it.each([
+    ['a 50,000-term ^ chain', chain(50_000, '2', '^')],
+    ['a 3,000-term ^ chain', chain(3_000, '2', '^')],
+    ['a 50,000-term + chain', chain(50_000, '2', '+')],
+    ['a 50,000-term or chain', chain(50_000, 'up', ' or ')],
+    ['10,000 parentheses', `${'('.repeat(10_000)}1${')'.repeat(10_000)}`],
+    ['10,000 unclosed parentheses', `${'('.repeat(10_000)}1`],
+    ['10,000 unary minuses', `${'-'.repeat(10_000)}x`],
+    ['10,000 nested calls', `${'abs('.repeat(10_000)}x${')'.repeat(10_000)}`],
+    ['10,000 nested aggregations', `${'sum('.repeat(10_000)}x${')'.repeat(10_000)}`],
+    ['1,000 nested subqueries', `${'max_over_time('.repeat(1000)}x${'[1m:1s])'.repeat(1000)}`],
+    ['1,000 chained subqueries', `x${'[1m:1s]'.repeat(1000)}`],
+    ['1,000 offsets', `x${' offset 1m'.repeat(1000)}`],
+    ['operators and brackets together', `${'abs(1 + 1 + '.repeat(200)}x${')'.repeat(200)}`],
+  ])('refuses %s before parsing it, naming the limit', (_name, query) => {
+    const err = parseError(query);
+    expect(err.errorType).toBe('bad_data');
+    expect(err.message).toMatch(deep);
+  });
+
+  it('says where the limit was passed', () => {
+    expect(parseError(`${'('.repeat(10_000)}1${')'.repeat(10_000)}`).message).toMatch(/^1:501: /);
+    expect(parseError(chain(1000, '2', '^')).message).toMatch(/^1:1002: /);
+  });
+
+  it('parses anything within it, deep chains by 2.42 precedence', () => {
+    expect(show(parseExpr(chain(4, '2', '^')))).toBe('[2 ^ [2 ^ [2 ^ 2]]]');
+    expect(parseExpr(chain(499, 'x', '^')).type).toBe('binary');
+    expect(parseExpr(`${'('.repeat(499)}1${')'.repeat(499)}`).type).toBe('paren');
+    expect(parseExpr(`${'abs('.repeat(240)}-x${')'.repeat(240)}`).type).toBe('call');
+    // Arguments nest side by side, not one in another; strings, comments and matchers hold no operators.
+    const wide = `max(${chain(300, 'x', ' + ')}) + on() group_left max(${chain(150, 'x', ' * ')})`;
+    expect(parseExpr(wide).type).toBe('binary');
+    expect(
+      parseExpr(`label_replace(${chain(300, 'x', '+')}, "a", "${'-'.repeat(1000)}", "b", "(.*)")`).type,
+    ).toBe('call');
+    expect(parseExpr(`x{a!="${'+'.repeat(600)}", b=~"c", d!~"e"} # ${'-'.repeat(600)}`).type).toBe(
+      'vectorSelector',
+    );
+  });
+});

@@ -40,8 +40,21 @@ const MATCH_OPS: Record<string, MatchType> = { EqlSingle: '=', Neq: '!=', EqlReg
 const AGGREGATE_OPS = new Set(['sum', 'min', 'max', 'avg', 'group', 'stddev', 'stdvar', 'count']);
 const PARAM_AGGREGATE_OPS = new Set(['count_values', 'bottomk', 'topk', 'quantile']);
 
-/** Parses and type-checks a PromQL expression; throws PromqlParseError. */
+/**
+ * Parses and type-checks a PromQL expression; throws PromqlParseError. A query nested more than
+ * MAX_NESTING levels is refused before lezer parses it (lezer's tree building and every walk over
+ * the tree recurse per level); should a stack still overflow, that is a parse error too, not a defect.
+ */
 export function parseExpr(query: string): Expr {
+  try {
+    return parseChecked(query);
+  } catch (err) {
+    if (err instanceof RangeError) throw new PromqlParseError(`query too complex to parse (${err.message})`);
+    throw err;
+  }
+}
+
+function parseChecked(query: string): Expr {
   const source = prepareSource(query);
   const tree = parser.parse(source);
   const top = children(tree.topNode);

@@ -5,7 +5,7 @@
  */
 import type { AtModifier, VectorSelector } from './ast.js';
 import type { LabelSet } from '../series.js';
-import { PromqlTimeoutError, tooManySamples } from './errors.js';
+import { PromqlCanceledError, PromqlTimeoutError, tooManySamples } from './errors.js';
 
 export interface Series {
   metric: LabelSet;
@@ -38,10 +38,15 @@ export interface StoredSeries {
 }
 
 export interface Limits {
-  /** Samples read from storage, and points held by any one intermediate result. */
+  /**
+   * Samples read from storage; points of the intermediate results held at once (counted as they
+   * are added); steps of any one evaluator (a subquery's are refused before it runs).
+   */
   maxSamples: number;
   /** An absolute time (ms since the epoch) after which evaluation stops with a timeout. */
   deadline: number;
+  /** Evaluation stops (PromqlCanceledError) once this fires, e.g. when the client went away. */
+  signal?: AbortSignal;
 }
 
 /** How much work runs between two yields to the event loop. */
@@ -51,6 +56,8 @@ const WORK_PER_SLICE = 50_000;
 export class QueryContext {
   private work = 0;
   private samples = 0;
+  /** Points of the intermediate results held now (Prometheus's currentSamples). */
+  private held = 0;
 
   constructor(
     readonly data: Map<VectorSelector, StoredSeries[]>,
@@ -77,7 +84,31 @@ export class QueryContext {
     if (points > this.limits.maxSamples) throw tooManySamples();
   }
 
+  /**
+   * Counts points added to a result being built: past maxSamples held at once, evaluation fails
+   * there, before the arrays grow further.
+   */
+  hold(points: number): void {
+    this.held += points;
+    if (this.held > this.limits.maxSamples) throw tooManySamples();
+  }
+
+  /** A result its consumer is done with: its points are no longer held. */
+  release(m: Matrix): void {
+    for (const s of m) this.held -= s.t.length;
+  }
+
+  /**
+   * Refuses an evaluator of this many steps before anything is allocated for them: each step of
+   * even a constant is a point (`vector(1)[1y:1ms]` would be 31.5 billion).
+   */
+  checkSteps(steps: number): void {
+    if (!(steps <= this.limits.maxSamples)) throw tooManySamples();
+  }
+
+  /** Throws once the caller has given up (the signal) or the deadline has passed. */
   checkDeadline(): void {
+    if (this.limits.signal?.aborted) throw new PromqlCanceledError();
     if (Date.now() > this.limits.deadline) throw new PromqlTimeoutError();
   }
 
@@ -87,7 +118,7 @@ export class QueryContext {
     return this.work >= WORK_PER_SLICE;
   }
 
-  /** Yields to the event loop (so the service stays responsive) and checks the deadline. */
+  /** Yields to the event loop (so the service stays responsive) and checks the deadline and signal. */
   async pause(): Promise<void> {
     this.work = 0;
     await new Promise<void>((resolve) => setImmediate(resolve));

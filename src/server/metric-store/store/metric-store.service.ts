@@ -117,7 +117,9 @@ export class MetricStoreService {
 
   /** The engine's view of one owner's data. */
   queryable(owner: string): Queryable {
-    return { select: (matchers, mint, maxt) => this.select(owner, matchers, mint, maxt) };
+    return {
+      select: (matchers, mint, maxt, count) => this.select(owner, matchers, mint, maxt, count),
+    };
   }
 
   /**
@@ -140,12 +142,16 @@ export class MetricStoreService {
     return candidates.filter((s) => present.has(s.id)).map((s) => s.labels);
   }
 
-  /** The owner's series matching every matcher with samples in [mint, maxt] (throws MetricInputError). */
+  /**
+   * The owner's series matching every matcher with samples in [mint, maxt] (throws
+   * MetricInputError); `count` hears each series' sample count as it is decoded (Queryable).
+   */
   async select(
     owner: string,
     matchers: readonly Matcher[],
     mint: number,
     maxt: number,
+    count?: (samples: number) => void,
   ): Promise<SeriesSamples[]> {
     const candidates = await this.index.select(owner, matchers);
     const read = await this.samples.read(
@@ -153,6 +159,7 @@ export class MetricStoreService {
       candidates.map((s) => s.id),
       mint,
       maxt,
+      count,
     );
     return candidates.flatMap((s) => {
       const found = read.get(s.id);

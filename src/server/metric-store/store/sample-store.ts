@@ -13,6 +13,18 @@ const MAX_CACHED_BATCHES = 4096;
 
 export const windowOf = (t: number): number => Math.floor(t / WINDOW_MS) * WINDOW_MS;
 
+/**
+ * A time range as the bigint parameters of a query take it: whole milliseconds within what a
+ * double holds exactly (±2^53, some 285,000 years: the store holds nothing beyond), or null for
+ * an empty or undefined range. A far-off or NaN time (an `@` or offset of a query) must not reach
+ * SQL as `1e+21` or `NaN`, which PostgreSQL refuses.
+ */
+export function sqlRange(mint: number, maxt: number): [number, number] | null {
+  const max = Number.MAX_SAFE_INTEGER;
+  if (Number.isNaN(mint) || Number.isNaN(maxt) || mint > maxt || mint > max || maxt < -max) return null;
+  return [Math.max(-max, Math.floor(mint)), Math.min(max, Math.ceil(maxt))];
+}
+
 interface ChunkRow {
   series_id: string;
   data: Buffer;
@@ -82,34 +94,45 @@ export class SampleStore {
   /**
    * Each series' samples in [mint, maxt], ascending, one per timestamp. Batches are read before
    * chunks: a compaction committing in between then shows its samples twice (merged away), never not at all.
+   * Series are decoded one at a time; `count` hears each one's sample count before the next is
+   * decoded, and may throw to stop there (the query's sample limit).
    */
   async read(
     owner: string,
     seriesIds: readonly number[],
     mint: number,
     maxt: number,
+    count?: (samples: number) => void,
   ): Promise<Map<number, Samples>> {
     const result = new Map<number, Samples>();
-    if (seriesIds.length === 0) return result;
+    const range = sqlRange(mint, maxt);
+    if (seriesIds.length === 0 || range === null) return result;
     const wanted = new Set(seriesIds);
-    const batches = await this.batchesIn(owner, mint, maxt);
+    const batches = await this.batchesIn(owner, range[0], range[1]);
     const chunks = await this.dataSource.query<ChunkRow[]>(
       `SELECT series_id, data FROM metric_chunks
         WHERE series_id = ANY($1::bigint[]) AND max_t >= $2 AND min_t <= $3
         ORDER BY series_id, window_t`,
-      [seriesIds, mint, maxt],
+      [seriesIds, range[0], range[1]],
     );
-    const parts = new Map<number, Samples[]>();
-    const add = (id: number, samples: Samples) => {
-      const list = parts.get(id);
-      if (list === undefined) parts.set(id, [samples]);
-      else list.push(samples);
-    };
-    for (const run of seriesRuns(chunks)) add(Number(run[0].series_id), decodeRun(run));
-    // Batches last, oldest first: mergeSamples keeps the last part's value on equal timestamps.
-    for (const groups of batches) for (const g of groups) if (wanted.has(g.seriesId)) add(g.seriesId, g);
-    for (const [id, list] of parts) {
+    // Chunk runs stay encoded until their series' turn.
+    const runs = new Map<number, ChunkRow[]>();
+    for (const run of seriesRuns(chunks)) runs.set(Number(run[0].series_id), run);
+    const fromBatches = new Map<number, Samples[]>();
+    // Batches oldest first: mergeSamples keeps the last part's value on equal timestamps.
+    for (const groups of batches)
+      for (const g of groups) {
+        if (!wanted.has(g.seriesId)) continue;
+        const list = fromBatches.get(g.seriesId);
+        if (list === undefined) fromBatches.set(g.seriesId, [g]);
+        else list.push(g);
+      }
+    for (const id of new Set([...runs.keys(), ...fromBatches.keys()])) {
+      const run = runs.get(id);
+      // Chunks first, batches last.
+      const list = [...(run ? [decodeRun(run)] : []), ...(fromBatches.get(id) ?? [])];
       const merged = mergeSamples(list, mint, maxt);
+      count?.(merged.timestamps.length);
       if (merged.timestamps.length > 0) result.set(id, merged);
     }
     return result;
@@ -126,9 +149,10 @@ export class SampleStore {
     maxt: number,
   ): Promise<Set<number>> {
     const found = new Set<number>();
-    if (seriesIds.length === 0) return found;
+    const range = sqlRange(mint, maxt);
+    if (seriesIds.length === 0 || range === null) return found;
     const wanted = new Set(seriesIds);
-    for (const groups of await this.batchesIn(owner, mint, maxt))
+    for (const groups of await this.batchesIn(owner, range[0], range[1]))
       for (const g of groups) {
         if (!wanted.has(g.seriesId) || found.has(g.seriesId)) continue;
         const at = lowerBound(g.timestamps, mint);
@@ -137,7 +161,7 @@ export class SampleStore {
     const rows = await this.dataSource.query<{ series_id: string }[]>(
       `SELECT DISTINCT series_id FROM metric_chunks
         WHERE series_id = ANY($1::bigint[]) AND max_t >= $2 AND min_t <= $3`,
-      [seriesIds, mint, maxt],
+      [seriesIds, range[0], range[1]],
     );
     for (const row of rows) found.add(Number(row.series_id));
     return found;
