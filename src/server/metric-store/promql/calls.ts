@@ -9,10 +9,13 @@ import type { Evaluator } from './evaluator.js';
 import { containsSameLabelset, nonStale } from './evaluator.js';
 import { PromqlExecutionError } from './errors.js';
 import { absentLabels, INSTANT_FUNCTIONS } from './functions/instant.js';
-import { RANGE_FUNCTIONS } from './functions/range.js';
+import { RANGE_FUNCTIONS, type Window, type WindowEnv, type WindowFunction } from './functions/range.js';
 import { dropMetricName } from './labels.js';
 import type { Matrix } from './values.js';
 import type { LabelSet } from '../series.js';
+
+/** Window samples (and steps) a series' windows run before the evaluation may yield. */
+const TICK_SLICE = 65_536;
 
 interface WindowSource {
   series: { metric: LabelSet; t: ArrayLike<number>; v: ArrayLike<number> }[];
@@ -73,35 +76,29 @@ async function evalWindows(ev: Evaluator, e: Call, index: number): Promise<Matri
   const out: Matrix = [];
   // One environment object, updated in place: this loop runs for every series at every step.
   const env = { ts: 0, rangeStart: 0, rangeEnd: 0, range, args: scalars.map(() => 0) };
+  const plan: WindowPlan = {
+    start: ev.start,
+    interval: ev.interval,
+    steps: ev.steps,
+    at,
+    offset,
+    range,
+    scalars,
+    env,
+    fn,
+  };
   for (const s of source.series) {
-    const t: number[] = [];
-    const v: number[] = [];
-    const n = s.t.length;
-    let lo = 0;
-    let hi = 0;
-    for (let step = 0; step < ev.steps; step++) {
-      const ts = ev.time(step);
-      const rangeEnd = (at ?? ts) - offset;
-      const rangeStart = rangeEnd - range;
-      while (lo < n && s.t[lo] < rangeStart) lo++;
-      while (hi < n && s.t[hi] <= rangeEnd) hi++;
-      // A window costs about its length (long windows over many steps are the slow queries):
-      // yield, and check the deadline and the signal, within one series too.
-      if (ev.ctx.tick(hi - lo + 1)) await ev.ctx.pause();
-      if (hi <= lo) continue;
-      for (let j = 0; j < scalars.length; j++) env.args[j] = scalars[j][step];
-      env.ts = ts;
-      env.rangeStart = rangeStart;
-      env.rangeEnd = rangeEnd;
-      const value = fn(s.t, s.v, lo, hi, env);
-      if (value !== undefined) {
-        t.push(ts);
-        v.push(value);
-      }
+    const run: WindowRun = { t: s.t, v: s.v, lo: 0, hi: 0, outT: [], outV: [], work: 0 };
+    // A window costs about its length (long windows over many steps are the slow queries): the
+    // steps run in slices of work, and between slices the evaluation yields and checks the deadline
+    // and the signal, within one series too. The loop itself stays free of awaits, which keeps it fast.
+    for (let step = 0; step < plan.steps;) {
+      step = windowsFrom(plan, run, step);
+      if (ev.ctx.tick(run.work)) await ev.ctx.pause();
     }
-    ev.ctx.hold(t.length);
-    if (t.length > 0) out.push({ metric: keepName ? s.metric : dropMetricName(s.metric), t, v });
-    if (ev.ctx.tick(n)) await ev.ctx.pause();
+    ev.ctx.hold(run.outT.length);
+    if (run.outT.length > 0)
+      out.push({ metric: keepName ? s.metric : dropMetricName(s.metric), t: run.outT, v: run.outV });
   }
   for (const m of scalarMatrices) ev.ctx.release(m);
   if (source.held) ev.ctx.release(source.held);
@@ -110,6 +107,66 @@ async function evalWindows(ev: Evaluator, e: Call, index: number): Promise<Matri
   if (containsSameLabelset(out))
     throw new PromqlExecutionError('vector cannot contain metrics with the same labelset');
   return out;
+}
+
+/** What every series of a windowed call shares. */
+interface WindowPlan {
+  start: number;
+  interval: number;
+  steps: number;
+  at: number | null;
+  offset: number;
+  range: number;
+  scalars: number[][];
+  env: WindowEnv;
+  fn: WindowFunction;
+}
+
+/** One series' windows under way: its samples, the window's bounds so far, the points made. */
+interface WindowRun {
+  t: Window;
+  v: Window;
+  lo: number;
+  hi: number;
+  outT: number[];
+  outV: number[];
+  /** The work of the last slice (window samples and steps). */
+  work: number;
+}
+
+/**
+ * Runs a series' windows from step `from` until a slice of work (TICK_SLICE) is done or the steps
+ * end; answers the next step. Synchronous: the caller yields between slices.
+ */
+function windowsFrom(plan: WindowPlan, run: WindowRun, from: number): number {
+  const { start, interval, steps, at, offset, range, scalars, env, fn } = plan;
+  const { t, v, outT, outV } = run;
+  const n = t.length;
+  let { lo, hi } = run;
+  let work = 0;
+  let step = from;
+  for (; step < steps && work < TICK_SLICE; step++) {
+    const ts = start + step * interval;
+    const rangeEnd = (at ?? ts) - offset;
+    const rangeStart = rangeEnd - range;
+    while (lo < n && t[lo] < rangeStart) lo++;
+    while (hi < n && t[hi] <= rangeEnd) hi++;
+    work += hi - lo + 1;
+    if (hi <= lo) continue;
+    for (let j = 0; j < scalars.length; j++) env.args[j] = scalars[j][step];
+    env.ts = ts;
+    env.rangeStart = rangeStart;
+    env.rangeEnd = rangeEnd;
+    const value = fn(t, v, lo, hi, env);
+    if (value !== undefined) {
+      outT.push(ts);
+      outV.push(value);
+    }
+  }
+  run.lo = lo;
+  run.hi = hi;
+  run.work = work;
+  return step;
 }
 
 /** 1 at the steps where no series had a sample in its window; nothing when every step had one. */

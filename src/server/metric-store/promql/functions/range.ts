@@ -16,7 +16,7 @@ export interface WindowEnv {
   args: number[];
 }
 
-type Window = ArrayLike<number>;
+export type Window = ArrayLike<number>;
 export type WindowFunction = (
   t: Window,
   v: Window,
