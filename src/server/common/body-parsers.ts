@@ -144,14 +144,10 @@ export function bodyParser(budgetBytes = Infinity): RequestHandler {
  * body limit bounds one request, this bounds them all, whatever the number of connections sending
  * bodies slowly. Taken before a byte is read, given back when the response ends.
  */
-export class BodyBudget {
+class BodyBudget {
   private used = 0;
 
   constructor(private readonly bytes: number) {}
-
-  get inUse(): number {
-    return this.used;
-  }
 
   take(cost: number): boolean {
     if (cost > 0 && this.used + cost > this.bytes) return false;

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Problem } from '../../contracts/api/problem.js';
-import { PROBLEM_CONTENT_TYPE, problemType } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, problemFor } from './problem.js';
 
 /** What Node's HTTP parser refuses before any route sees the request, as status, code and detail. */
 function answerFor(code = 'unreadable'): { status: number; code: string; detail: string } {
@@ -28,18 +27,8 @@ function answerFor(code = 'unreadable'): { status: number; code: string; detail:
   }
 }
 
-function problemBody(status: number, code: string, detail: string, instance: string): string {
-  const problem: Problem = {
-    type: problemType(code),
-    title: STATUS_CODES[status] ?? 'Error',
-    status,
-    detail,
-    instance,
-    code,
-    request_id: randomUUID(),
-  };
-  return JSON.stringify(problem);
-}
+const problemBody = (status: number, code: string, detail: string, instance: string): string =>
+  JSON.stringify(problemFor({ status, code, detail }, instance, randomUUID()));
 
 /**
  * Answers what Node's HTTP server refuses on its own (a malformed request, headers over the limit, a

@@ -28,14 +28,19 @@ export function requestIdOf(req: Request): string {
 }
 
 export function buildProblem(req: Request, input: ProblemInput): Problem {
+  return problemFor(input, pathOfUrl(req.originalUrl), requestIdOf(req));
+}
+
+/** A problem body for a path and request id: what `buildProblem` makes, where no Express request exists. */
+export function problemFor(input: ProblemInput, instance: string, requestId: string): Problem {
   const problem: Problem = {
     type: problemType(input.code),
     title: input.title ?? STATUS_CODES[input.status] ?? 'Error',
     status: input.status,
     detail: input.detail,
-    instance: pathOfUrl(req.originalUrl),
+    instance,
     code: input.code,
-    request_id: requestIdOf(req),
+    request_id: requestId,
   };
   if (input.errors && input.errors.length > 0) problem.errors = input.errors;
   return problem;
