@@ -140,6 +140,13 @@ export interface HealthCheckSpecMsg {
   path: string;
   port: number;
   interval_ms: number;
+  /** Absent from older services: `http`. */
+  type?: string;
+  test?: string[];
+  timeout_ms?: number;
+  retries?: number;
+  start_period_ms?: number;
+  start_interval_ms?: number;
 }
 
 export interface MetricsSpecMsg {
@@ -164,6 +171,48 @@ export interface ServiceSpecMsg {
   metrics?: MetricsSpecMsg | null;
   /** Absent from older services (and from specs built before files existed): none. */
   files?: ServiceFileMsg[];
+  /** Absent from older services: none. */
+  volumes?: VolumeMountMsg[];
+  /** Absent from older services: every dependency is `service_started`, required. */
+  start_conditions?: StartConditionMsg[];
+  /** Absent (or null) from services that set none. */
+  container?: ContainerOptionsMsg | null;
+}
+
+export interface VolumeMountMsg {
+  type: string;
+  source: string;
+  target: string;
+  read_only: boolean;
+  size_bytes: number;
+}
+
+export interface StartConditionMsg {
+  service: string;
+  condition: string;
+  required: boolean;
+  restart: boolean;
+}
+
+export interface ContainerOptionsMsg {
+  entrypoint: string[];
+  entrypoint_set: boolean;
+  user: string;
+  working_dir: string;
+  hostname: string;
+  labels: Record<string, string>;
+  aliases: string[];
+  extra_hosts: string[];
+  stop_signal: string;
+  stop_grace_period_ms: number;
+  init: boolean;
+  read_only: boolean;
+  shm_size_bytes: number;
+  ulimits: { name: string; soft: number; hard: number }[];
+  expose: number[];
+  memory_reservation_bytes: number;
+  restart_max_retries: number;
+  uncapped: boolean;
 }
 
 export interface ServiceFileMsg {
@@ -187,6 +236,8 @@ export interface JobCommandMsg {
   replace: string[];
   /** Empty or absent: the stack's output is not shipped. */
   log_push_url?: string;
+  /** destroy only: remove the stack's volumes too. */
+  delete_volumes?: boolean;
 }
 
 export interface CancelJobMsg {

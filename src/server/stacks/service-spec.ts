@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { ServiceSpecMsg } from '../../contracts/agent-protocol/index.js';
+import type { ContainerOptionsMsg, ServiceSpecMsg } from '../../contracts/agent-protocol/index.js';
 import type { JobPayload } from '../jobs/entities/job.entity.js';
 import type {
+  ContainerOptionsDefinition,
   ServiceDefinition,
   ServiceFileDefinition,
   StackDefinition,
@@ -28,8 +29,27 @@ export function serviceDigest(service: ServiceDefinition): string {
     restart: service.restart,
     // Only when there are any, so the digests of services without files stay what they were.
     ...(service.files?.length ? { files: service.files.map(fileDigestPart) } : {}),
+    ...(service.volumes?.length
+      ? { volumes: service.volumes.map((v) => [v.type, v.source, v.target, v.read_only, v.size_bytes ?? 0]) }
+      : {}),
+    ...(service.resources.capped === false ? { uncapped: true } : {}),
+    ...(service.container && Object.keys(service.container).length > 0
+      ? { container: canonicalContainer(service.container) }
+      : {}),
   };
   return `sha256:${sha256(JSON.stringify(canonical))}`;
+}
+
+/** The container options in a fixed key order, so the digest does not depend on how they were built. */
+function canonicalContainer(options: ContainerOptionsDefinition): unknown {
+  return Object.fromEntries(
+    Object.entries(options)
+      .filter(([, value]) => value !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, value]) =>
+        key === 'labels' ? [key, Object.entries(value as Record<string, string>).sort()] : [key, value],
+      ),
+  );
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -77,6 +97,16 @@ export function toServiceSpec(service: ServiceDefinition, storeScrapes = false):
           path: service.health_check.path,
           port: service.health_check.port,
           interval_ms: service.health_check.interval_ms,
+          ...(service.health_check.type === 'command'
+            ? {
+                type: 'command',
+                test: service.health_check.test ?? [],
+                timeout_ms: service.health_check.timeout_ms ?? 30_000,
+                retries: service.health_check.retries ?? 3,
+                start_period_ms: service.health_check.start_period_ms ?? 0,
+                start_interval_ms: service.health_check.start_interval_ms ?? 5_000,
+              }
+            : {}),
         }
       : null,
     digest: serviceDigest(service),
@@ -84,6 +114,53 @@ export function toServiceSpec(service: ServiceDefinition, storeScrapes = false):
     ...(service.files?.length
       ? { files: service.files.map((f) => ({ path: f.path, content: f.content, mode: f.mode })) }
       : {}),
+    ...(service.volumes?.length
+      ? {
+          volumes: service.volumes.map((v) => ({
+            type: v.type,
+            source: v.source,
+            target: v.target,
+            read_only: v.read_only,
+            size_bytes: v.size_bytes ?? 0,
+          })),
+        }
+      : {}),
+    ...(service.start_conditions && Object.keys(service.start_conditions).length > 0
+      ? {
+          start_conditions: Object.entries(service.start_conditions).map(([name, c]) => ({
+            service: name,
+            condition: c.condition,
+            required: c.required,
+            restart: c.restart,
+          })),
+        }
+      : {}),
+    ...(service.container || service.resources.capped === false
+      ? { container: containerMsg(service.container ?? {}, service.resources.capped === false) }
+      : {}),
+  };
+}
+
+function containerMsg(c: ContainerOptionsDefinition, uncapped: boolean): ContainerOptionsMsg {
+  return {
+    entrypoint: c.entrypoint ?? [],
+    entrypoint_set: c.entrypoint !== undefined,
+    user: c.user ?? '',
+    working_dir: c.working_dir ?? '',
+    hostname: c.hostname ?? '',
+    labels: c.labels ?? {},
+    aliases: c.aliases ?? [],
+    extra_hosts: c.extra_hosts ?? [],
+    stop_signal: c.stop_signal ?? '',
+    stop_grace_period_ms: c.stop_grace_period_ms ?? 0,
+    init: c.init ?? false,
+    read_only: c.read_only ?? false,
+    shm_size_bytes: c.shm_size_bytes ?? 0,
+    ulimits: c.ulimits ?? [],
+    expose: c.expose ?? [],
+    memory_reservation_bytes: c.memory_reservation_bytes ?? 0,
+    restart_max_retries: c.restart_max_retries ?? 0,
+    uncapped,
   };
 }
 

@@ -6,6 +6,7 @@
 import type { StackDefinition, ValidationIssue } from '../../../contracts/api/stack-definition.js';
 
 export type {
+  ContainerOptionsDefinition,
   DriverName,
   FileCredential,
   HealthCheckDefinition,
@@ -17,6 +18,10 @@ export type {
   ServiceDefinition,
   ServiceFileDefinition,
   StackDefinition,
+  StackVolumeDefinition,
+  StartCondition,
+  StartConditionDefinition,
+  VolumeMountDefinition,
   ValidationCategory,
   ValidationIssue,
 } from '../../../contracts/api/stack-definition.js';
