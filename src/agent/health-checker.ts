@@ -1,30 +1,101 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { HealthResultMsg } from '../contracts/agent-protocol/index.js';
-import type { HealthCheckSpec } from './drivers/driver.js';
+import type { ExecResult, HealthCheckSpec } from './drivers/driver.js';
 import { ServiceLoops, type ServiceLoop } from './service-loops.js';
 
 const MAX_TIMEOUT_MS = 5000;
+/** Compose's defaults for what a command check leaves out. */
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_RETRIES = 3;
+const DEFAULT_START_INTERVAL_MS = 5000;
+/** How often a command check's loop looks whether its next run is due (its interval varies). */
+const COMMAND_TICK_MS = 100;
+const MAX_ERROR_CHARS = 200;
+const MAX_URL_CHARS = 120;
+
+/** Runs a command in a service (the driver's `exec`). */
+export type ExecInService = (
+  stackId: string,
+  name: string,
+  argv: string[],
+  timeoutMs: number,
+) => Promise<ExecResult>;
+
+/** Where a check stands: no verdict yet, or Compose's healthy / unhealthy. */
+export type HealthVerdict = 'starting' | 'healthy' | 'unhealthy';
 
 interface Check extends ServiceLoop<HealthCheckSpec> {
   result: HealthResultMsg | null;
   /** Bumped by reset, so a check in flight across a restart does not write a stale answer. */
   generation: number;
+  // Command checks only:
+  verdict: HealthVerdict;
+  /** When the service (re)started as far as the check knows: its start period runs from here. */
+  since: number;
+  /** Failures in a row that counted (outside the start period). */
+  failures: number;
+  /** Passed once since `since`: the start period is over. */
+  passed: boolean;
+  /** When the next run is due (clock ms). */
+  nextAt: number;
 }
 
+const isCommand = (spec: HealthCheckSpec) => spec.type === 'command';
+
 /**
- * Runs each service's HTTP health check on 127.0.0.1:<port><path> at its interval and keeps the
- * latest result: status code, latency, and ok for a 2xx or 3xx answer within the timeout.
+ * Runs each service's health check at its interval and keeps the latest result.
+ *
+ * HTTP checks: GET 127.0.0.1:<port><path>; ok for a 2xx or 3xx answer within the timeout.
+ *
+ * Command checks (docs/drivers.md, "Command health checks"): `test` runs in the service through the
+ * driver; exit 0 passes. Compose's rules: the first run is at once; during `start_period_ms`, until
+ * a first pass, a failure does not count and runs are `start_interval_ms` apart; after `retries`
+ * counted failures in a row the service is unhealthy; one pass makes it healthy. `ok` is the verdict
+ * (healthy), not the last run's outcome.
  */
 export class HealthChecker {
   private readonly checks = new ServiceLoops<HealthCheckSpec, Check>({
-    create: (stackId, name, spec) => ({ stackId, name, spec, result: null, generation: 0 }),
-    run: (check) => this.run(check),
-    intervalMs: (spec) => Math.max(200, spec.interval_ms),
-    same: (a, b) => a.path === b.path && a.port === b.port && a.interval_ms === b.interval_ms,
+    create: (stackId, name, spec) => ({
+      stackId,
+      name,
+      spec,
+      result: isCommand(spec) ? this.starting(spec) : null,
+      generation: 0,
+      verdict: 'starting',
+      since: this.clock(),
+      failures: 0,
+      passed: false,
+      nextAt: 0,
+    }),
+    run: (check) => (isCommand(check.spec) ? this.runCommand(check) : this.run(check)),
+    intervalMs: (spec) => (isCommand(spec) ? COMMAND_TICK_MS : Math.max(200, spec.interval_ms)),
+    same: (a, b) =>
+      a.path === b.path &&
+      a.port === b.port &&
+      a.interval_ms === b.interval_ms &&
+      (a.type ?? '') === (b.type ?? '') &&
+      isDeepStrictEqual(a.test ?? [], b.test ?? []) &&
+      (a.timeout_ms ?? 0) === (b.timeout_ms ?? 0) &&
+      (a.retries ?? 0) === (b.retries ?? 0) &&
+      (a.start_period_ms ?? 0) === (b.start_period_ms ?? 0) &&
+      (a.start_interval_ms ?? 0) === (b.start_interval_ms ?? 0),
   });
+
+  constructor(
+    /** Runs a command check's test in its service; without it a command check always fails. */
+    private readonly exec?: ExecInService,
+    /** Milliseconds, for the start period and the intervals of command checks. */
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** Sets the checks of one stack's services (name -> check); others of the stack stop. */
   setStack(stackId: string, specs: Map<string, HealthCheckSpec>): void {
     this.checks.setStack(stackId, specs);
+  }
+
+  /** Sets one service's check (started at once when new or changed), leaving the stack's others. */
+  set(stackId: string, name: string, spec: HealthCheckSpec): void {
+    this.checks.set(stackId, name, spec);
   }
 
   /** Forgets the results of services that were just (re)started: their old answers say nothing. */
@@ -32,8 +103,13 @@ export class HealthChecker {
     for (const name of names) {
       const check = this.checks.get(stackId, name);
       if (check) {
-        check.result = null;
         check.generation++;
+        check.result = isCommand(check.spec) ? this.starting(check.spec) : null;
+        check.verdict = 'starting';
+        check.since = this.clock();
+        check.failures = 0;
+        check.passed = false;
+        check.nextAt = 0;
       }
     }
   }
@@ -46,8 +122,87 @@ export class HealthChecker {
     return this.checks.get(stackId, name)?.result ?? null;
   }
 
+  /**
+   * Where the service's check stands, null when it has none: a command check's verdict; an HTTP
+   * check is healthy while its last answer was ok and starting otherwise (it is never unhealthy).
+   */
+  verdict(stackId: string, name: string): HealthVerdict | null {
+    const check = this.checks.get(stackId, name);
+    if (!check) return null;
+    if (isCommand(check.spec)) return check.verdict;
+    return check.result?.ok ? 'healthy' : 'starting';
+  }
+
   close(): void {
     this.checks.close();
+  }
+
+  private starting(spec: HealthCheckSpec): HealthResultMsg {
+    return {
+      url: commandLabel(spec.test ?? []),
+      status_code: 0,
+      latency_ms: 0,
+      ok: false,
+      error: 'starting',
+      checked_at: new Date().toISOString(),
+    };
+  }
+
+  private async runCommand(check: Check): Promise<void> {
+    if (this.clock() < check.nextAt) return;
+    const generation = check.generation;
+    const spec = check.spec;
+    const timeoutMs = spec.timeout_ms || DEFAULT_TIMEOUT_MS;
+    const started = performance.now();
+    let passed = false;
+    let output = '';
+    try {
+      if (!this.exec) throw new Error('this driver cannot run commands in a service');
+      const result = await withTimeout(
+        this.exec(check.stackId, check.name, spec.test ?? [], timeoutMs),
+        // The driver stops its own run at the timeout; this is in case it does not.
+        timeoutMs + 1000,
+        `timed out after ${timeoutMs} ms`,
+      );
+      passed = result.exitCode === 0;
+      output = passed ? '' : lastLines(result.output) || `exit code ${result.exitCode}`;
+    } catch (err) {
+      output = (err as Error).message;
+    }
+    if (generation !== check.generation) return;
+    const now = this.clock();
+    this.record(check, passed, now);
+    const inStartPeriod = !check.passed && now - check.since < (spec.start_period_ms ?? 0);
+    check.nextAt =
+      now +
+      (inStartPeriod ? spec.start_interval_ms || DEFAULT_START_INTERVAL_MS : Math.max(200, spec.interval_ms));
+    check.result = {
+      url: commandLabel(spec.test ?? []),
+      status_code: 0,
+      latency_ms: Math.round(performance.now() - started),
+      ok: check.verdict === 'healthy',
+      error:
+        check.verdict === 'starting'
+          ? 'starting'
+          : check.verdict === 'healthy'
+            ? ''
+            : output.slice(-MAX_ERROR_CHARS),
+      checked_at: new Date().toISOString(),
+    };
+  }
+
+  /** One run's outcome in Compose's rules. */
+  private record(check: Check, passed: boolean, now: number): void {
+    if (passed) {
+      check.passed = true;
+      check.failures = 0;
+      check.verdict = 'healthy';
+      return;
+    }
+    // Before a first pass, failures within the start period do not count.
+    if (!check.passed && now - check.since < (check.spec.start_period_ms ?? 0)) return;
+    check.failures++;
+    if (check.failures >= (check.spec.retries || DEFAULT_RETRIES)) check.verdict = 'unhealthy';
   }
 
   private async run(check: Check): Promise<void> {
@@ -81,4 +236,27 @@ export class HealthChecker {
       };
     }
   }
+}
+
+/** `exec: <argv>` for the result's url field: the test's words, cut short (never an environment). */
+export function commandLabel(argv: string[]): string {
+  const label = `exec: ${argv.join(' ')}`;
+  return label.length > MAX_URL_CHARS ? `${label.slice(0, MAX_URL_CHARS - 1)}…` : label;
+}
+
+/** The last lines of a command's output, at most MAX_ERROR_CHARS of them. */
+function lastLines(output: string): string {
+  const lines = output
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter(Boolean);
+  return lines.join('\n').slice(-MAX_ERROR_CHARS);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -11,7 +11,15 @@ import {
 } from '../contracts/agent-protocol/index.js';
 import { MAX_JOB_ERROR_CHARS, MAX_STATE_REPORT_BYTES } from '../contracts/agent-protocol/limits.js';
 import { DesiredStateStore, type StackRecord } from './desired-state.js';
-import type { ApplyContext, Driver, ServiceResult, StackRef } from './drivers/driver.js';
+import type {
+  ApplyContext,
+  Driver,
+  HealthCheckSpec,
+  HealthWait,
+  ServiceResult,
+  StackRef,
+  StartConditionHooks,
+} from './drivers/driver.js';
 import { destroyStack, reconcile } from './drivers/reconcile.js';
 import { HealthChecker } from './health-checker.js';
 import { JobOutput } from './job-output.js';
@@ -49,7 +57,7 @@ type Send = (message: AgentMessage) => boolean;
  */
 export class JobRunner {
   private readonly store: DesiredStateStore;
-  private readonly health = new HealthChecker();
+  private readonly health: HealthChecker;
   private readonly scraper: MetricsScraper;
   private readonly active = new Map<string, ActiveJob>();
   private readonly finals = new Map<string, { event: JobEventMsg; at: number }>();
@@ -74,6 +82,12 @@ export class JobRunner {
     private readonly shipper?: LogShipper,
   ) {
     this.store = new DesiredStateStore(dataDir);
+    const exec = driver.exec?.bind(driver);
+    this.health = new HealthChecker(
+      exec &&
+        ((stackId, name, argv, timeoutMs) =>
+          exec(this.store.get(stackId)?.stack ?? { id: stackId, name: '' }, name, argv, timeoutMs)),
+    );
     this.scraper = new MetricsScraper(
       (message) => this.send(message),
       (fields, msg) => log.warn(fields, msg),
@@ -285,8 +299,13 @@ export class JobRunner {
     ctx.keep = new Set(command.keep ?? []);
     ctx.replace = new Set(command.replace ?? []);
     if (ctx.keep.size > 0) ctx.log(`leaving ${[...ctx.keep].join(', ')} as they are (drift ignored)`);
+    const started = new Set<string>();
+    ctx.conditions = this.conditionHooks(stack.id, checksOf(command.services), started);
     const results = await reconcile(this.driver, stack, specs, ctx);
-    const touched = results.filter((r) => r.action !== 'unchanged').map((r) => r.name);
+    // Those the reconcile ensured had their checks (re)started as it went.
+    const touched = results
+      .filter((r) => r.action !== 'unchanged' && !started.has(r.name))
+      .map((r) => r.name);
     this.health.reset(stack.id, touched);
     this.watch(stack.id, command.services);
     this.shipper?.set(stack, target.logPushUrl ?? null);
@@ -356,9 +375,7 @@ export class JobRunner {
    * once (like `compose up --wait`). Waits until the job is cancelled or times out otherwise.
    */
   private async waitHealthy(stackId: string, services: ServiceSpecMsg[], ctx: ApplyContext): Promise<void> {
-    const pending = new Set(
-      services.filter((s) => s.health_check && s.health_check.port > 0).map((s) => s.name),
-    );
+    const pending = new Set(checksOf(services).keys());
     if (pending.size === 0) return;
     ctx.log(`waiting for ${[...pending].join(', ')} to pass their health checks`);
     while (pending.size > 0 && !ctx.signal.aborted) {
@@ -366,12 +383,46 @@ export class JobRunner {
         const result = this.health.result(stackId, name);
         if (result?.ok) {
           pending.delete(name);
-          ctx.log(`${name}: healthy (HTTP ${result.status_code} in ${result.latency_ms} ms)`);
+          const how = result.status_code > 0 ? `HTTP ${result.status_code}` : result.url;
+          ctx.log(`${name}: healthy (${how} in ${result.latency_ms} ms)`);
         }
       }
       if (pending.size > 0) await abortableSleep(200, ctx.signal);
     }
     if (pending.size > 0) ctx.log(`${[...pending].join(', ')}: never passed the health check`);
+  }
+
+  /**
+   * What the reconcile of a provision needs for start conditions: each service's check starts as
+   * soon as the service is ensured (from scratch when it was (re)started; `started` collects those
+   * names), and a dependant waits on its dependency's verdict, polled.
+   */
+  private conditionHooks(
+    stackId: string,
+    checks: Map<string, HealthCheckSpec>,
+    started: Set<string>,
+  ): StartConditionHooks {
+    return {
+      ensured: (name, action) => {
+        const check = checks.get(name);
+        if (!check) return;
+        if (action !== 'unchanged') this.health.reset(stackId, [name]);
+        this.health.set(stackId, name, check);
+        started.add(name);
+      },
+      waitHealthy: async (name, signal): Promise<HealthWait> => {
+        const check = checks.get(name);
+        if (!check) return 'none';
+        // A kept dependency was not ensured: its check (and its verdict so far) as it is, or anew.
+        this.health.set(stackId, name, check);
+        for (;;) {
+          if (signal.aborted) return 'cancelled';
+          const verdict = this.health.verdict(stackId, name);
+          if (verdict === 'healthy' || verdict === 'unhealthy') return verdict;
+          await abortableSleep(200, signal);
+        }
+      },
+    };
   }
 
   /** Cleanup: the stack on this node goes back to what the last successful job applied. */

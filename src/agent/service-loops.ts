@@ -36,15 +36,17 @@ export class ServiceLoops<S, L extends ServiceLoop<S>> {
       const spec = specs.get(loop.name);
       if (!spec || !this.hooks.same(spec, loop.spec)) this.stop(key, loop);
     }
-    for (const [name, spec] of specs) {
-      const key = `${stackId}/${name}`;
-      if (this.loops.has(key)) continue;
-      const loop = { ...this.hooks.create(stackId, name, spec), running: false } as L;
-      loop.timer = setInterval(() => this.tick(loop), this.hooks.intervalMs(spec));
-      loop.timer.unref();
-      this.loops.set(key, loop);
-      this.tick(loop);
-    }
+    for (const [name, spec] of specs)
+      if (!this.loops.has(`${stackId}/${name}`)) this.start(stackId, name, spec);
+  }
+
+  /** Sets the loop of one service: started when new, restarted when its spec changed. */
+  set(stackId: string, name: string, spec: S): void {
+    const key = `${stackId}/${name}`;
+    const loop = this.loops.get(key);
+    if (loop && this.hooks.same(spec, loop.spec)) return;
+    if (loop) this.stop(key, loop);
+    this.start(stackId, name, spec);
   }
 
   removeStack(stackId: string): void {
@@ -57,6 +59,14 @@ export class ServiceLoops<S, L extends ServiceLoop<S>> {
 
   close(): void {
     for (const [key, loop] of this.loops) this.stop(key, loop);
+  }
+
+  private start(stackId: string, name: string, spec: S): void {
+    const loop = { ...this.hooks.create(stackId, name, spec), running: false } as L;
+    loop.timer = setInterval(() => this.tick(loop), this.hooks.intervalMs(spec));
+    loop.timer.unref();
+    this.loops.set(`${stackId}/${name}`, loop);
+    this.tick(loop);
   }
 
   private stop(key: string, loop: L): void {

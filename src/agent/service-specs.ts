@@ -41,16 +41,22 @@ export function resolveServices(
       health_check: s.health_check ?? null,
       digest: s.digest,
       files: s.files ?? [],
+      start_conditions: s.start_conditions ?? [],
     });
   }
   return specs;
 }
 
-/** The health checks of the services that have one (name -> check). */
+/** The health checks of the services that have one (name -> check): an HTTP port or a command. */
 export function checksOf(services: ServiceSpecMsg[]): Map<string, HealthCheckSpec> {
   const checks = new Map<string, HealthCheckSpec>();
-  for (const s of services) if (s.health_check && s.health_check.port > 0) checks.set(s.name, s.health_check);
+  for (const s of services)
+    if (s.health_check && hasCheck(s.health_check)) checks.set(s.name, s.health_check);
   return checks;
+}
+
+function hasCheck(check: HealthCheckSpec): boolean {
+  return check.type === 'command' ? (check.test?.length ?? 0) > 0 : check.port > 0;
 }
 
 /** The metrics endpoints the agent scrapes (name -> endpoint): those with a node port. */

@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
 import type { Logger } from 'pino';
 import {
@@ -11,7 +12,16 @@ import {
   type ImageDefaults,
   type Ulimit,
 } from './docker-containers.js';
-import type { Driver, EnsureAction, ObservedService, ServiceSpec, StackRef, StepContext } from './driver.js';
+import type {
+  Driver,
+  EnsureAction,
+  ExecResult,
+  ObservedService,
+  ServiceSpec,
+  ServiceStatus,
+  StackRef,
+  StepContext,
+} from './driver.js';
 import { tarArchive } from './tar-archive.js';
 import { timestampNs, type LogSource } from '../log-shipper.js';
 
@@ -136,6 +146,66 @@ export class DockerDriver implements Driver<Managed[]> {
       observed.push(observedService(info, await defaults));
     }
     return observed;
+  }
+
+  /** The service's container's state, by its name (containerName); null when there is none. */
+  async status(stack: StackRef, name: string): Promise<ServiceStatus | null> {
+    let info: Docker.ContainerInspectInfo;
+    try {
+      info = await this.docker.getContainer(containerName(stack.id, name)).inspect();
+    } catch (err) {
+      if (vanished(err)) return null;
+      throw new Error(describe(err), { cause: err });
+    }
+    const { status, running, exitCode } = observedService(info, { env: {}, cmd: [] });
+    return { status, running, exitCode };
+  }
+
+  /**
+   * Runs `argv` in the service's container (the Engine API's exec: create, start attached, read
+   * the output until it ends, inspect the exit code). Past `timeoutMs` the stream is dropped and
+   * this throws; the engine has no call to kill an exec, so the command may run on by itself.
+   */
+  async exec(stack: StackRef, name: string, argv: string[], timeoutMs: number): Promise<ExecResult> {
+    const container = this.docker.getContainer(containerName(stack.id, name));
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const exec = await container.exec({ Cmd: argv, AttachStdout: true, AttachStderr: true });
+      const stream = await exec.start({ hijack: true, stdin: false, abortSignal: signal });
+      const output = new OutputTail();
+      await new Promise<void>((resolve, reject) => {
+        const sink = new PassThrough();
+        sink.on('data', (chunk: Buffer) => output.push(chunk));
+        this.docker.modem.demuxStream(stream, sink, sink);
+        const abort = () => {
+          stream.destroy();
+          reject(new Error(`timed out after ${timeoutMs} ms`));
+        };
+        if (signal.aborted) abort();
+        signal.addEventListener('abort', abort, { once: true });
+        const done = () => {
+          signal.removeEventListener('abort', abort);
+          resolve();
+        };
+        stream.on('end', done);
+        stream.on('close', done);
+        stream.on('error', (err: Error) => {
+          signal.removeEventListener('abort', abort);
+          reject(err);
+        });
+      });
+      // The exit code can lag the end of the stream by a moment.
+      for (let i = 0; ; i++) {
+        const info = await exec.inspect();
+        if (!info.Running && info.ExitCode !== null)
+          return { exitCode: info.ExitCode, output: output.text() };
+        if (i >= 50 || signal.aborted) throw new Error(`timed out after ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } catch (err) {
+      if (signal.aborted) throw new Error(`timed out after ${timeoutMs} ms`, { cause: err });
+      throw new Error(describe(err), { cause: err });
+    }
   }
 
   /** The stack's containers' output, for the log shipper (docker logs, with timestamps). */
@@ -392,6 +462,26 @@ class LogLines {
     this.line(stream, ns, raw.slice(space + 1).replace(/\r$/, ''));
   }
 }
+
+/** The last bytes of a command's output (stdout and stderr together). */
+class OutputTail {
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.size > MAX_EXEC_OUTPUT_BYTES && this.chunks.length > 1)
+      this.size -= this.chunks.shift()!.length;
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks).subarray(-MAX_EXEC_OUTPUT_BYTES).toString('utf8');
+  }
+}
+
+/** What an exec keeps of its output: the end, which says why it failed. */
+const MAX_EXEC_OUTPUT_BYTES = 4096;
 
 interface PullEvent {
   status?: string;

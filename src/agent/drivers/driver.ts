@@ -87,6 +87,36 @@ export interface ApplyContext extends StepContext {
   keep?: ReadonlySet<string>;
   /** Services to replace even when the digest matches (they were changed behind our back). */
   replace?: ReadonlySet<string>;
+  /**
+   * Honours the services' `start_conditions` (docs/drivers.md, "Start conditions"); without it they
+   * are not waited for (an agent restoring its stacks at start, a cleanup's revert).
+   */
+  conditions?: StartConditionHooks;
+}
+
+/** What a dependency's health check says when a dependant waits for it. */
+export type HealthWait = 'healthy' | 'unhealthy' | 'none' | 'cancelled';
+
+/** The job runner's side of start conditions: the health checks of the stack's services. */
+export interface StartConditionHooks {
+  /**
+   * Resolves when the service's check reaches a verdict: `healthy`, `unhealthy` (its retries are
+   * exhausted), `none` when it has no check, `cancelled` when the signal was aborted first.
+   */
+  waitHealthy(name: string, signal: AbortSignal): Promise<HealthWait>;
+  /** After each service ensured, so its check runs (from scratch when it was (re)started) at once. */
+  ensured?(name: string, action: EnsureAction): void;
+  /** How often a dependency's state is polled while a dependant waits; default 250 ms. */
+  pollMs?: number;
+}
+
+/** One service's state, as `status` reads it (the fields of ObservedService that say it). */
+export type ServiceStatus = Pick<ObservedService, 'status' | 'running' | 'exitCode'>;
+
+/** What a command run in a service (`exec`) ended with: its exit code and the tail of its output. */
+export interface ExecResult {
+  exitCode: number;
+  output: string;
 }
 
 /**
@@ -111,6 +141,13 @@ export interface Driver<Found = unknown> {
   remove(stack: StackRef, name: string, found: Found, ctx: StepContext): Promise<void>;
   /** Everything on this node that carries our stack markers, desired or not. */
   observe(): Promise<ObservedService[]>;
+  /** One service's state (null when it is not there): what `observe` says of it, cheaper. */
+  status?(stack: StackRef, name: string): Promise<ServiceStatus | null>;
+  /**
+   * Runs `argv` in the service (in its container; beside its process, with its environment) and
+   * resolves with the exit code and output; throws when it cannot run or takes over `timeoutMs`.
+   */
+  exec?(stack: StackRef, name: string, argv: string[], timeoutMs: number): Promise<ExecResult>;
   /** Stops supervising (agent shutdown); leaves containers running, stops child processes. */
   close(): Promise<void>;
 }

@@ -15,7 +15,16 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from 'pino';
 import type { OutputStream } from '../../contracts/agent-protocol/index.js';
 import { PRIVATE_FILE_MODE } from '../../contracts/private-files.js';
-import type { Driver, EnsureAction, ObservedService, ServiceSpec, StackRef, StepContext } from './driver.js';
+import type {
+  Driver,
+  EnsureAction,
+  ExecResult,
+  ObservedService,
+  ServiceSpec,
+  ServiceStatus,
+  StackRef,
+  StepContext,
+} from './driver.js';
 
 /** How long a stopping service gets between SIGTERM and SIGKILL. */
 const STOP_GRACE_MS = 5000;
@@ -26,6 +35,8 @@ const STABLE_RUN_MS = 10_000;
 /** Output file size before it is rotated to `.1`. */
 const MAX_OUTPUT_BYTES = 10 * 1024 * 1024;
 const TAIL_LINES = 200;
+/** What `exec` keeps of a command's output: the end, which says why it failed. */
+const MAX_EXEC_OUTPUT_CHARS = 4096;
 /** A line longer than this is cut into pieces of this length (as it is read). */
 const MAX_LINE_CHARS = 4096;
 
@@ -116,6 +127,53 @@ export class ProcessDriver implements Driver<Supervised> {
         exitCode: s.exitCode,
       })),
     );
+  }
+
+  status(stack: StackRef, name: string): Promise<ServiceStatus | null> {
+    const s = this.services.get(key(stack.id, name));
+    return Promise.resolve(
+      s ? { status: s.status, running: s.status === 'running', exitCode: s.exitCode } : null,
+    );
+  }
+
+  /**
+   * Runs `argv` beside a running service as it runs itself (no shell, its environment plus PATH,
+   * its working directory, its own process group), killed with its group past `timeoutMs`.
+   */
+  exec(stack: StackRef, name: string, argv: string[], timeoutMs: number): Promise<ExecResult> {
+    const s = this.services.get(key(stack.id, name));
+    if (!s || s.status !== 'running') return Promise.reject(new Error(`${name} is not running`));
+    if (argv.length === 0) return Promise.reject(new Error('no command to run'));
+    const [file, ...args] = argv;
+    return new Promise((resolve, reject) => {
+      let output = '';
+      const child = spawn(file, args, {
+        cwd: this.stackDir(stack.id),
+        env: { PATH: this.path, ...s.spec.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      const collect = (chunk: Buffer) => {
+        output = (output + chunk.toString('utf8')).slice(-MAX_EXEC_OUTPUT_CHARS);
+      };
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        signalGroup(child, 'SIGKILL');
+      }, timeoutMs);
+      child.once('error', (err) => {
+        clearTimeout(timer);
+        reject(new Error(`cannot start ${file}: ${err.message}`));
+      });
+      child.once('close', (code, signal) => {
+        clearTimeout(timer);
+        signalGroup(child, 'SIGKILL'); // what it left behind goes with it
+        if (timedOut) reject(new Error(`timed out after ${timeoutMs} ms`));
+        else resolve({ exitCode: code ?? (signal ? 128 : 1), output });
+      });
+    });
   }
 
   /** The last lines a service wrote (stdout and stderr). */
