@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { ApplyContext, Driver, EnsureAction, ServiceSpec, StackRef } from './driver.js';
+import type {
+  ApplyContext,
+  Driver,
+  EnsureAction,
+  HealthWait,
+  ServiceSpec,
+  ServiceStatus,
+  StackRef,
+  StartConditionHooks,
+} from './driver.js';
 import { NOT_REACHED, destroyStack, reconcile } from './reconcile.js';
 
 const stack: StackRef = { id: '0d9c6a4e-2b1f-4c3a-8e7d-5f6a7b8c9d0e', name: 'unit' };
@@ -64,6 +73,16 @@ class FakeDriver implements Driver<string> {
     return Promise.resolve([]);
   }
 
+  /** What `status` says of each service (a one-shot's exit); absent: not there. */
+  readonly statuses = new Map<string, ServiceStatus[]>();
+
+  status(_stack: StackRef, name: string): Promise<ServiceStatus | null> {
+    this.calls.push(`status ${name}`);
+    const list = this.statuses.get(name);
+    // Each call takes the next state; the last one stays.
+    return Promise.resolve((list && list.length > 1 ? list.shift() : list?.[0]) ?? null);
+  }
+
   close() {
     return Promise.resolve();
   }
@@ -81,6 +100,29 @@ function context(over: Partial<ApplyContext> = {}) {
   };
   return { ctx, lines, progress, abort };
 }
+
+/** Start condition hooks whose health verdicts the test sets; records what was ensured and waited for. */
+function hooks(verdicts: Record<string, HealthWait | Promise<HealthWait>> = {}) {
+  const seen: string[] = [];
+  const conditions: StartConditionHooks = {
+    pollMs: 5,
+    ensured: (name, action) => seen.push(`ensured ${name} ${action}`),
+    waitHealthy: (name) => {
+      seen.push(`wait ${name}`);
+      return Promise.resolve(verdicts[name] ?? 'none');
+    },
+  };
+  return { conditions, seen };
+}
+
+const dependsOn = (
+  service: string,
+  condition: string,
+  over: { required?: boolean; restart?: boolean } = {},
+) => ({ service, condition, required: over.required ?? true, restart: over.restart ?? false });
+
+const exited = (code: number): ServiceStatus => ({ status: 'exited', running: false, exitCode: code });
+const running: ServiceStatus = { status: 'running', running: true, exitCode: null };
 
 const rows = (results: { name: string; action: string; ok: boolean }[]) =>
   results.map((r) => [r.name, r.action, r.ok]);
@@ -185,5 +227,190 @@ describe('reconcile', () => {
       [2, 2],
     ]);
     expect(await destroyStack(driver, stack, ctx)).toEqual([]);
+  });
+
+  describe('start conditions', () => {
+    it('service_healthy: the dependant is ensured only after its dependency is healthy', async () => {
+      const driver = new FakeDriver();
+      let healthy!: (verdict: HealthWait) => void;
+      const { conditions, seen } = hooks({ db: new Promise((resolve) => (healthy = resolve)) });
+      const { ctx, lines } = context({ conditions });
+      const api = { ...spec('api'), start_conditions: [dependsOn('db', 'service_healthy')] };
+      const done = reconcile(driver, stack, [spec('db'), api], ctx);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(driver.calls).toEqual(['ensure db']);
+      healthy('healthy');
+      expect(rows(await done)).toEqual([
+        ['db', 'created', true],
+        ['api', 'created', true],
+      ]);
+      expect(driver.calls).toEqual(['ensure db', 'ensure api']);
+      expect(seen).toEqual(['ensured db created', 'wait db', 'ensured api created']);
+      expect(lines).toContain('api: db is healthy');
+    });
+
+    it('service_healthy: an unhealthy dependency fails the dependant; later services go on', async () => {
+      const driver = new FakeDriver();
+      const { conditions } = hooks({ db: 'unhealthy' });
+      const { ctx, lines } = context({ conditions });
+      const api = { ...spec('api'), start_conditions: [dependsOn('db', 'service_healthy')] };
+      const results = await reconcile(driver, stack, [spec('db'), api, spec('web')], ctx);
+      expect(results).toEqual([
+        { name: 'db', action: 'created', ok: true, error: '' },
+        { name: 'api', action: 'failed', ok: false, error: 'dependency db is unhealthy' },
+        { name: 'web', action: 'created', ok: true, error: '' },
+      ]);
+      expect(driver.calls).toEqual(['ensure db', 'ensure web']);
+      expect(lines).toContain('api: failed: dependency db is unhealthy');
+    });
+
+    it('service_healthy on a dependency without a check counts as started, and says so', async () => {
+      const driver = new FakeDriver();
+      const { conditions } = hooks();
+      const { ctx, lines } = context({ conditions });
+      const api = { ...spec('api'), start_conditions: [dependsOn('db', 'service_healthy')] };
+      expect(rows(await reconcile(driver, stack, [spec('db'), api], ctx))).toEqual([
+        ['db', 'created', true],
+        ['api', 'created', true],
+      ]);
+      expect(lines).toContain('api: db has no health check; counted as started');
+    });
+
+    it('a cancellation while waiting leaves the dependant not reached', async () => {
+      const driver = new FakeDriver();
+      const { ctx, abort } = context();
+      ctx.conditions = {
+        waitHealthy: (_name, signal) =>
+          new Promise((resolve) => signal.addEventListener('abort', () => resolve('cancelled'))),
+      };
+      const api = { ...spec('api'), start_conditions: [dependsOn('db', 'service_healthy')] };
+      const done = reconcile(driver, stack, [spec('db'), api, spec('web')], ctx);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      abort.abort(new Error('cancelled'));
+      expect(await done).toEqual([
+        { name: 'db', action: 'created', ok: true, error: '' },
+        { name: 'api', action: 'failed', ok: false, error: NOT_REACHED },
+        { name: 'web', action: 'failed', ok: false, error: NOT_REACHED },
+      ]);
+      expect(driver.calls).toEqual(['ensure db']);
+    });
+
+    it('service_completed_successfully: waits for the one-shot to exit 0', async () => {
+      const driver = new FakeDriver();
+      driver.statuses.set('migrate', [running, running, exited(0)]);
+      const { conditions } = hooks();
+      const { ctx, lines } = context({ conditions });
+      const api = {
+        ...spec('api'),
+        start_conditions: [dependsOn('migrate', 'service_completed_successfully')],
+      };
+      expect(rows(await reconcile(driver, stack, [spec('migrate'), api], ctx))).toEqual([
+        ['migrate', 'created', true],
+        ['api', 'created', true],
+      ]);
+      expect(driver.calls).toEqual([
+        'ensure migrate',
+        'status migrate',
+        'status migrate',
+        'status migrate',
+        'ensure api',
+      ]);
+      expect(lines).toContain('api: migrate completed successfully');
+    });
+
+    it('service_completed_successfully: another exit code fails the dependant with it', async () => {
+      const driver = new FakeDriver();
+      driver.statuses.set('migrate', [running, exited(3)]);
+      const { conditions } = hooks();
+      const { ctx } = context({ conditions });
+      const api = {
+        ...spec('api'),
+        start_conditions: [dependsOn('migrate', 'service_completed_successfully')],
+      };
+      expect((await reconcile(driver, stack, [spec('migrate'), api], ctx))[1]).toEqual({
+        name: 'api',
+        action: 'failed',
+        ok: false,
+        error: 'dependency migrate exited with code 3',
+      });
+      expect(driver.calls).not.toContain('ensure api');
+    });
+
+    it('a required dependency that failed to apply fails the dependant, whatever the condition', async () => {
+      const driver = new FakeDriver();
+      driver.failing = new Set(['db']);
+      const { conditions } = hooks();
+      const { ctx } = context({ conditions });
+      const api = { ...spec('api'), start_conditions: [dependsOn('db', 'service_started')] };
+      expect(await reconcile(driver, stack, [spec('db'), api], ctx)).toEqual([
+        { name: 'db', action: 'failed', ok: false, error: 'db would not start' },
+        { name: 'api', action: 'failed', ok: false, error: 'dependency db failed' },
+      ]);
+    });
+
+    it('required: false: a failed or unmet dependency does not fail the dependant', async () => {
+      const driver = new FakeDriver();
+      driver.failing = new Set(['cache']);
+      driver.statuses.set('seed', [exited(1)]);
+      const { conditions } = hooks({ db: 'unhealthy' });
+      const { ctx, lines } = context({ conditions });
+      const api = {
+        ...spec('api'),
+        start_conditions: [
+          dependsOn('db', 'service_healthy', { required: false }),
+          dependsOn('cache', 'service_started', { required: false }),
+          dependsOn('seed', 'service_completed_successfully', { required: false }),
+        ],
+      };
+      const results = await reconcile(driver, stack, [spec('db'), spec('cache'), spec('seed'), api], ctx);
+      expect(results[3]).toEqual({ name: 'api', action: 'created', ok: true, error: '' });
+      expect(lines).toEqual(
+        expect.arrayContaining([
+          'api: dependency db is unhealthy; not required, starting anyway',
+          'api: dependency cache failed; not required, starting anyway',
+          'api: dependency seed exited with code 1; not required, starting anyway',
+        ]),
+      );
+    });
+
+    it('restart: true replaces the dependant when its dependency was replaced or created, not when unchanged', async () => {
+      const driver = new FakeDriver();
+      driver.running.set('db', 'sha256:db-0').set('api', 'sha256:api').set('web', 'sha256:web');
+      const { conditions, seen } = hooks();
+      const { ctx, lines } = context({ conditions });
+      const api = {
+        ...spec('api'),
+        start_conditions: [dependsOn('db', 'service_started', { restart: true })],
+      };
+      const web = { ...spec('web'), start_conditions: [dependsOn('db', 'service_started')] };
+      const results = await reconcile(driver, stack, [spec('db'), api, web], ctx);
+      expect(rows(results)).toEqual([
+        ['db', 'replaced', true],
+        ['api', 'replaced', true],
+        ['web', 'unchanged', true],
+      ]);
+      expect(driver.calls).toEqual(['ensure db', 'ensure api (replace)', 'ensure web']);
+      expect(lines).toContain('api: db was replaced; replacing it too');
+      expect(seen).toContain('ensured api replaced');
+      // Next time db is unchanged: api is left alone.
+      driver.calls.length = 0;
+      await reconcile(driver, stack, [spec('db'), api, web], context({ conditions }).ctx);
+      expect(driver.calls).toEqual(['ensure db', 'ensure api', 'ensure web']);
+    });
+
+    it('without condition hooks (a restore) nothing is waited for', async () => {
+      const driver = new FakeDriver();
+      driver.statuses.set('migrate', [exited(3)]);
+      const { ctx } = context();
+      const api = {
+        ...spec('api'),
+        start_conditions: [dependsOn('migrate', 'service_completed_successfully')],
+      };
+      expect(rows(await reconcile(driver, stack, [spec('migrate'), api], ctx))).toEqual([
+        ['migrate', 'created', true],
+        ['api', 'created', true],
+      ]);
+      expect(driver.calls).toEqual(['ensure migrate', 'ensure api']);
+    });
   });
 });
