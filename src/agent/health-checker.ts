@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { HealthResultMsg } from '../contracts/agent-protocol/index.js';
-import type { ExecResult, HealthCheckSpec } from './drivers/driver.js';
+import type { ExecResult, HealthCheckSpec, HealthWait, StartConditionHooks } from './drivers/driver.js';
 import { ServiceLoops, type ServiceLoop } from './service-loops.js';
 
 const MAX_TIMEOUT_MS = 5000;
@@ -236,6 +236,49 @@ export class HealthChecker {
       };
     }
   }
+}
+
+/**
+ * What the reconcile of a provision needs for start conditions (the job runner's wiring): each
+ * service's check starts as soon as the service is ensured (from scratch when it was (re)started;
+ * `started` collects those names), and a dependant waits on its dependency's verdict, polled.
+ */
+export function startConditionHooks(
+  health: HealthChecker,
+  stackId: string,
+  checks: Map<string, HealthCheckSpec>,
+  started = new Set<string>(),
+  pollMs = 200,
+): StartConditionHooks {
+  return {
+    ensured: (name, action) => {
+      const check = checks.get(name);
+      if (!check) return;
+      if (action !== 'unchanged') health.reset(stackId, [name]);
+      health.set(stackId, name, check);
+      started.add(name);
+    },
+    waitHealthy: async (name, signal): Promise<HealthWait> => {
+      const check = checks.get(name);
+      if (!check) return 'none';
+      // A kept dependency was not ensured: its check (and its verdict so far) as it is, or anew.
+      health.set(stackId, name, check);
+      for (;;) {
+        if (signal.aborted) return 'cancelled';
+        const verdict = health.verdict(stackId, name);
+        if (verdict === 'healthy' || verdict === 'unhealthy') return verdict;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, pollMs);
+          function done() {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', done);
+            resolve();
+          }
+          signal.addEventListener('abort', done, { once: true });
+        });
+      }
+    },
+  };
 }
 
 /** `exec: <argv>` for the result's url field: the test's words, cut short (never an environment). */

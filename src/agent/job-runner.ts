@@ -11,17 +11,9 @@ import {
 } from '../contracts/agent-protocol/index.js';
 import { MAX_JOB_ERROR_CHARS, MAX_STATE_REPORT_BYTES } from '../contracts/agent-protocol/limits.js';
 import { DesiredStateStore, type StackRecord } from './desired-state.js';
-import type {
-  ApplyContext,
-  Driver,
-  HealthCheckSpec,
-  HealthWait,
-  ServiceResult,
-  StackRef,
-  StartConditionHooks,
-} from './drivers/driver.js';
+import type { ApplyContext, Driver, ServiceResult, StackRef } from './drivers/driver.js';
 import { destroyStack, reconcile } from './drivers/reconcile.js';
-import { HealthChecker } from './health-checker.js';
+import { HealthChecker, startConditionHooks } from './health-checker.js';
 import { JobOutput } from './job-output.js';
 import type { LogShipper } from './log-shipper.js';
 import { MetricsScraper } from './metrics-scraper.js';
@@ -300,7 +292,7 @@ export class JobRunner {
     ctx.replace = new Set(command.replace ?? []);
     if (ctx.keep.size > 0) ctx.log(`leaving ${[...ctx.keep].join(', ')} as they are (drift ignored)`);
     const started = new Set<string>();
-    ctx.conditions = this.conditionHooks(stack.id, checksOf(command.services), started);
+    ctx.conditions = startConditionHooks(this.health, stack.id, checksOf(command.services), started);
     const results = await reconcile(this.driver, stack, specs, ctx);
     // Those the reconcile ensured had their checks (re)started as it went.
     const touched = results
@@ -390,39 +382,6 @@ export class JobRunner {
       if (pending.size > 0) await abortableSleep(200, ctx.signal);
     }
     if (pending.size > 0) ctx.log(`${[...pending].join(', ')}: never passed the health check`);
-  }
-
-  /**
-   * What the reconcile of a provision needs for start conditions: each service's check starts as
-   * soon as the service is ensured (from scratch when it was (re)started; `started` collects those
-   * names), and a dependant waits on its dependency's verdict, polled.
-   */
-  private conditionHooks(
-    stackId: string,
-    checks: Map<string, HealthCheckSpec>,
-    started: Set<string>,
-  ): StartConditionHooks {
-    return {
-      ensured: (name, action) => {
-        const check = checks.get(name);
-        if (!check) return;
-        if (action !== 'unchanged') this.health.reset(stackId, [name]);
-        this.health.set(stackId, name, check);
-        started.add(name);
-      },
-      waitHealthy: async (name, signal): Promise<HealthWait> => {
-        const check = checks.get(name);
-        if (!check) return 'none';
-        // A kept dependency was not ensured: its check (and its verdict so far) as it is, or anew.
-        this.health.set(stackId, name, check);
-        for (;;) {
-          if (signal.aborted) return 'cancelled';
-          const verdict = this.health.verdict(stackId, name);
-          if (verdict === 'healthy' || verdict === 'unhealthy') return verdict;
-          await abortableSleep(200, signal);
-        }
-      },
-    };
   }
 
   /** Cleanup: the stack on this node goes back to what the last successful job applied. */
