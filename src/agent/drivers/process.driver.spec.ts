@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApplyContext, ServiceSpec } from './driver.js';
+import { HealthChecker } from '../health-checker.js';
 import { ProcessDriver } from './process.driver.js';
 import { destroyStack, reconcile } from './reconcile.js';
 
@@ -156,5 +157,46 @@ describe('process driver', () => {
     expect(lines.filter((l) => l[2] === 'stderr').map((l) => l[3])).toEqual(['to stderr']);
     expect(new Set(lines.map((l) => `${l[0]}/${l[1]}`))).toEqual(new Set([`${stack.id}/talker`]));
     expect(driver.tail(stack.id, 'talker')).toContain('half € whole');
+  });
+
+  it('runs a command check beside the service, with its environment, healthy once the file appears', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'so-process-driver-'));
+    driver = new ProcessDriver(dir, pino({ level: 'silent' }));
+    const flag = join(dir, 'ready');
+    const check = {
+      path: '',
+      port: 0,
+      interval_ms: 200,
+      type: 'command',
+      test: ['/bin/sh', '-c', 'test -f "$FLAG" && echo "in $(pwd)"'],
+      timeout_ms: 1000,
+      retries: 2,
+      start_period_ms: 0,
+      start_interval_ms: 200,
+    };
+    await reconcile(
+      driver,
+      stack,
+      [spec('svc', ['sleep', '30'], { env: { FLAG: flag }, health_check: check })],
+      ctx(),
+    );
+    const health = new HealthChecker((stackId, name, argv, timeoutMs) =>
+      driver.exec({ id: stackId, name: 'unit' }, name, argv, timeoutMs),
+    );
+    try {
+      health.set(stack.id, 'svc', check);
+      await until(() => health.verdict(stack.id, 'svc') === 'unhealthy');
+      expect(health.result(stack.id, 'svc')).toMatchObject({ ok: false, error: 'exit code 1' });
+      writeFileSync(flag, '');
+      await until(() => health.verdict(stack.id, 'svc') === 'healthy');
+      expect(health.result(stack.id, 'svc')).toMatchObject({ ok: true, status_code: 0, error: '' });
+      // Its working directory is the service's, and a run past its timeout is killed and fails.
+      const ran = await driver.exec(stack, 'svc', ['/bin/sh', '-c', 'pwd'], 1000);
+      expect(ran).toEqual({ exitCode: 0, output: `${join(dir, 'services', stack.id)}\n` });
+      await expect(driver.exec(stack, 'svc', ['sleep', '5'], 200)).rejects.toThrow('timed out after 200 ms');
+      await expect(driver.exec(stack, 'nope', ['true'], 200)).rejects.toThrow('nope is not running');
+    } finally {
+      health.close();
+    }
   });
 });
