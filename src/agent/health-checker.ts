@@ -155,7 +155,7 @@ export class HealthChecker {
     const timeoutMs = spec.timeout_ms || DEFAULT_TIMEOUT_MS;
     const started = performance.now();
     let passed = false;
-    let output = '';
+    let output: string;
     try {
       if (!this.exec) throw new Error('this driver cannot run commands in a service');
       const result = await withTimeout(

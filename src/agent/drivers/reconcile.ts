@@ -118,7 +118,7 @@ async function awaitConditions<Found>(
         restart = true;
       }
     } catch (err) {
-      if (ctx.signal.aborted) throw new Error(NOT_REACHED);
+      if (ctx.signal.aborted) throw new Error(NOT_REACHED, { cause: err });
       if (condition.required) throw err;
       ctx.log(`${spec.name}: ${(err as Error).message}; not required, starting anyway`);
     }
