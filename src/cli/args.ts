@@ -37,13 +37,14 @@ export type Command =
   | { name: 'workers list'; status: string | undefined }
   | { name: 'workers approve'; workerId: string }
   | { name: 'workers delete'; workerId: string }
-  | { name: 'stacks validate'; definition: DefinitionFile }
-  | { name: 'stacks create'; definition: DefinitionFile }
+  | { name: 'stacks validate'; definition: DefinitionFile; reading: DefinitionReading }
+  | { name: 'stacks create'; definition: DefinitionFile; reading: DefinitionReading }
   | { name: 'stacks list' }
   | { name: 'stacks get'; stackId: string }
-  | { name: 'stacks update'; stackId: string; definition: DefinitionFile }
+  | { name: 'stacks update'; stackId: string; definition: DefinitionFile; reading: DefinitionReading }
+  | { name: 'stacks export'; stackId: string; format: string | undefined }
   | { name: 'stacks deploy'; stackId: string; wait: boolean }
-  | { name: 'stacks delete'; stackId: string; wait: boolean }
+  | { name: 'stacks delete'; stackId: string; wait: boolean; deleteVolumes: boolean }
   | { name: 'stacks health'; stackId: string }
   | { name: 'stacks logs'; stackId: string; filters: StackLogFilters; follow: boolean }
   | {
@@ -71,6 +72,16 @@ export type Command =
   | { name: 'tunnel install-command'; token: JoinTokenSource }
   | { name: 'debug bundle'; output: string | undefined }
   | { name: 'mcp' };
+
+/**
+ * How the service is to read a definition file (docs/compose.md): the query parameters, and the
+ * variables of `--var NAME=VALUE` and `--env-file FILE` (a JSON body carries them). The service
+ * judges every value.
+ */
+export interface DefinitionReading {
+  query: Record<string, string>;
+  variables: Record<string, string> | undefined;
+}
 
 /** `stacks logs` filters, passed to the service as they are given (it judges them). */
 export interface StackLogFilters {
@@ -115,6 +126,13 @@ const OPTIONS = {
   since: { type: 'string' },
   until: { type: 'string' },
   limit: { type: 'string' },
+  format: { type: 'string' },
+  stackkit: { type: 'string' },
+  variant: { type: 'string' },
+  profiles: { type: 'string' },
+  var: { type: 'string', multiple: true },
+  'env-file': { type: 'string' },
+  'delete-volumes': { type: 'boolean' },
 } as const;
 
 const COMMAND_OPTIONS = [
@@ -137,6 +155,13 @@ const COMMAND_OPTIONS = [
   'since',
   'until',
   'limit',
+  'format',
+  'stackkit',
+  'variant',
+  'profiles',
+  'var',
+  'env-file',
+  'delete-volumes',
 ] as const;
 type CommandOption = (typeof COMMAND_OPTIONS)[number];
 
@@ -147,6 +172,18 @@ interface CommandSpec {
   /** The last argument may be given more than once. */
   repeats?: true;
 }
+
+/** What the definition commands take besides --file. */
+const READING_OPTIONS = [
+  'file',
+  'format',
+  'name',
+  'stackkit',
+  'variant',
+  'profiles',
+  'var',
+  'env-file',
+] as const;
 
 /** Per command: the command options it accepts and the names of its positional arguments. */
 const COMMANDS: Record<Command['name'], CommandSpec> = {
@@ -161,13 +198,14 @@ const COMMANDS: Record<Command['name'], CommandSpec> = {
   'workers list': { options: ['status'], args: [] },
   'workers approve': { options: [], args: ['WORKER_ID'] },
   'workers delete': { options: [], args: ['WORKER_ID'] },
-  'stacks validate': { options: ['file'], args: [] },
-  'stacks create': { options: ['file'], args: [] },
+  'stacks validate': { options: [...READING_OPTIONS], args: [] },
+  'stacks create': { options: [...READING_OPTIONS], args: [] },
   'stacks list': { options: [], args: [] },
   'stacks get': { options: [], args: ['STACK_ID'] },
-  'stacks update': { options: ['file'], args: ['STACK_ID'] },
+  'stacks update': { options: [...READING_OPTIONS], args: ['STACK_ID'] },
+  'stacks export': { options: ['format'], args: ['STACK_ID'] },
   'stacks deploy': { options: ['wait'], args: ['STACK_ID'] },
-  'stacks delete': { options: ['wait'], args: ['STACK_ID'] },
+  'stacks delete': { options: ['wait', 'delete-volumes'], args: ['STACK_ID'] },
   'stacks health': { options: [], args: ['STACK_ID'] },
   'stacks logs': { options: ['service', 'since', 'until', 'limit', 'follow'], args: ['STACK_ID'] },
   'jobs list': { options: ['status', 'stack', 'type'], args: [] },
@@ -293,7 +331,7 @@ function buildCommand(name: Command['name'], values: Values, args: string[], env
       return { name, workerId: args[0] };
     case 'stacks validate':
     case 'stacks create':
-      return { name, definition: readDefinition(name, values.file) };
+      return { name, definition: readDefinition(name, values.file), reading: readingOf(values) };
     case 'stacks list':
       return { name };
     case 'stacks get':
@@ -301,7 +339,14 @@ function buildCommand(name: Command['name'], values: Values, args: string[], env
     case 'drift get':
       return { name, stackId: args[0] };
     case 'stacks update':
-      return { name, stackId: args[0], definition: readDefinition(name, values.file) };
+      return {
+        name,
+        stackId: args[0],
+        definition: readDefinition(name, values.file),
+        reading: readingOf(values),
+      };
+    case 'stacks export':
+      return { name, stackId: args[0], format: values.format };
     case 'stacks logs': {
       const filters: StackLogFilters = {};
       for (const key of ['service', 'since', 'until', 'limit'] as const) {
@@ -311,8 +356,14 @@ function buildCommand(name: Command['name'], values: Values, args: string[], env
       }
       return { name, stackId: args[0], filters, follow: values.follow ?? false };
     }
-    case 'stacks deploy':
     case 'stacks delete':
+      return {
+        name,
+        stackId: args[0],
+        wait: values.wait ?? false,
+        deleteVolumes: values['delete-volumes'] ?? false,
+      };
+    case 'stacks deploy':
     case 'drift resolve':
       return { name, stackId: args[0], wait: values.wait ?? false };
     case 'jobs list':
@@ -422,4 +473,50 @@ function serverUrl(text: string): URL {
     throw new UsageError('--server must not have a query or fragment.');
   if (!url.pathname.endsWith('/')) url.pathname += '/';
   return url;
+}
+
+/** The query and variables of a definition command's options. */
+function readingOf(values: Values): DefinitionReading {
+  const query: Record<string, string> = {};
+  for (const key of ['format', 'name', 'stackkit', 'variant', 'profiles'] as const) {
+    const value = values[key];
+    if (value === '') throw new UsageError(`--${key} needs a value.`);
+    if (value !== undefined) query[key] = value;
+  }
+  let variables: Map<string, string> | undefined;
+  const set = (key: string, value: string) => (variables ??= new Map()).set(key, value);
+  if (values['env-file'] !== undefined) {
+    const file = readDefinition('--env-file', values['env-file']);
+    for (const [key, value] of parseEnvFile(Buffer.from(file.data).toString('utf8'))) set(key, value);
+  }
+  for (const pair of values.var ?? []) {
+    const eq = pair.indexOf('=');
+    // The value is not echoed: it may be a password.
+    if (eq < 1) throw new UsageError('--var wants NAME=VALUE.');
+    set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  return { query, variables: variables === undefined ? undefined : Object.fromEntries(variables) };
+}
+
+/**
+ * A `.env` file as docker compose reads one: `NAME=VALUE` lines, `export ` allowed before the name,
+ * `#` comments and blank lines skipped, a value in single quotes taken as it is, in double quotes
+ * with `\n`, `\"` and `\\` unescaped, an unquoted one cut at ` #` and trimmed.
+ */
+export function parseEnvFile(text: string): [string, string][] {
+  const pairs: [string, string][] = [];
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.replace(/^\s*export\s+/, '').trim();
+    if (line === '' || line.startsWith('#')) return;
+    const eq = line.indexOf('=');
+    if (eq < 1) throw new UsageError(`--env-file line ${i + 1} is not NAME=VALUE.`);
+    const name = line.slice(0, eq).trim();
+    let value = line.slice(eq + 1).trim();
+    if (value.startsWith("'") && value.endsWith("'") && value.length >= 2) value = value.slice(1, -1);
+    else if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) {
+      value = value.slice(1, -1).replace(/\\([n"\\])/g, (_m, c: string) => (c === 'n' ? '\n' : c));
+    } else value = value.replace(/\s+#.*$/, '');
+    pairs.push([name, value]);
+  });
+  return pairs;
 }

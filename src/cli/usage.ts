@@ -22,20 +22,27 @@ Commands:
                                 unreachable or pending)
   workers approve WORKER_ID     Approve a pending worker; its agent then connects
   workers delete WORKER_ID      Delete a worker and revoke its certificates
-  stacks validate --file PATH   Check a stack definition file (YAML) without storing it: prints
+  stacks validate --file PATH [READING]
+                                Check a stack definition or Compose file without storing it: prints
                                 "valid" and any warnings, or each error as
                                 LINE:COLUMN PATH [CATEGORY] MESSAGE (exit 1)
-  stacks create --file PATH     Create a stack from a definition file; it starts as a draft
+  stacks create --file PATH [READING]
+                                Create a stack from a definition or Compose file; it starts as a
+                                draft
   stacks list                   List the stacks
   stacks get STACK_ID           Show a stack
-  stacks update STACK_ID --file PATH
+  stacks update STACK_ID --file PATH [READING]
                                 Store a new revision of the stack's definition (the name stays);
                                 "stacks deploy" applies it
   stacks deploy STACK_ID [--wait]
                                 Start a job that applies the stack's current revision; with
                                 --wait, wait for it to end (exit 1 unless it succeeded)
-  stacks delete STACK_ID [--wait]
-                                Start a job that removes the stack from its node, then the stack
+  stacks delete STACK_ID [--wait] [--delete-volumes]
+                                Start a job that removes the stack from its node, then the stack;
+                                its volumes stay on the node unless --delete-volumes
+  stacks export STACK_ID [--format compose|stack]
+                                Print the current definition: as written, as a Compose file of
+                                what runs (compose), or in our format (stack)
   stacks health STACK_ID        The health of the stack's services on its node
   stacks logs STACK_ID [--service NAME] [--since TIME] [--until TIME] [--limit N] [--follow]
                                 What the stack's services wrote, one "TIME SERVICE STREAM LINE"
@@ -95,7 +102,15 @@ Global options:
   -h, --help              Show this help
 
 Options of the commands above:
-  --file PATH             A stack definition file, at most 1 MiB
+  --file PATH             A stack definition or Compose file, at most 1 MiB
+  READING (Compose files, docs/compose.md):
+    --name NAME           The stack's name (else the file's name)
+    --stackkit KIT        The stack kit (else x-stackkit, else the service's default)
+    --variant VARIANT     The kit's variant (else x-variant, else default)
+    --profiles A,B        The Compose profiles to run
+    --var NAME=VALUE      A variable for interpolation (repeatable; prefer --env-file for secrets)
+    --env-file FILE       Variables from a .env file, as docker compose reads it
+    --format compose|stack  Read the file as this format
   --wait                  Wait for the job to end, then print it
   --follow                Keep printing new lines until the job has ended
   --token-file FILE       A file holding a join token and nothing else; "-" reads standard input

@@ -218,13 +218,20 @@ describe('MCP operations tools', () => {
     ] as const) {
       const { http, mcp } = await validate(source);
       expect(http.status, source).toBe(status);
-      const { status: s, code: c, detail, errors } = http.body as ToolProblem;
+      const {
+        status: s,
+        code: c,
+        detail,
+        errors,
+        warnings,
+      } = http.body as ToolProblem & { warnings?: unknown[] };
       expect(problemOf(mcp), source).toEqual({
         status: s,
         code: c,
         title: expect.any(String),
         detail,
         errors,
+        ...(warnings ? { warnings } : {}),
       });
       expect(c).toBe(code);
     }

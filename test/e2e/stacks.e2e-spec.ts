@@ -206,7 +206,10 @@ describe('stacks deployed by jobs to a real process-driver agent', () => {
   it('services act for the caller they are handed, outside any request (as a timer or a tool would)', async () => {
     const stacks = t.app.get(StacksService);
     const other = { clientId: 'tool', owner: 'tool-tenant', scopes: ['orchestrator:write'], claims: {} };
-    const created = await stacks.create(other, stackYaml('from-a-tool', await freePort()));
+    const created = await stacks.create(other, {
+      source: stackYaml('from-a-tool', await freePort()),
+      options: {},
+    });
     expect(created.name).toBe('from-a-tool');
     // Owned by the caller given, so invisible to the operator's owner and listed for its owner only.
     expect((await api.get(`/stacks/${created.id}`)).status).toBe(404);

@@ -80,6 +80,7 @@ describe('POST unifier/validate', () => {
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.body).toEqual({
         valid: true,
+        format: 'stack',
         stackkit: 'basement-kit',
         variant: 'default',
         services: ['api', 'log-store', 'metrics-store', 'dashboard', 'web'],
@@ -215,11 +216,20 @@ describe('POST unifier/validate', () => {
     expectProblem(await post(big), 413, 'payload_too_large');
   });
 
-  it('refuses another media type with 415', async () => {
-    const res = await post(JSON.stringify({ name: 'shop', stackkit: 'basement-kit' }), 'application/json');
+  it('refuses another media type with 415; JSON is the {definition, variables, profiles} body', async () => {
+    const res = await post(VALID, 'text/plain');
     expectProblem(res, 415, 'unsupported_media_type');
     expect(res.body.detail).toContain('application/yaml');
-    expectProblem(await post(VALID, 'text/plain'), 415, 'unsupported_media_type');
+    // A JSON body is the definition wrapped with its variables (docs/compose.md): not a definition itself.
+    const wrapped = await post(JSON.stringify({ definition: VALID }), 'application/json');
+    expect(wrapped.status).toBe(200);
+    const bare = await post(JSON.stringify({ name: 'shop', stackkit: 'basement-kit' }), 'application/json');
+    expectProblem(bare, 422, 'validation_failed');
+    expect((bare.body.errors as { path: string }[]).map((e) => e.path)).toEqual([
+      'name',
+      'stackkit',
+      'definition',
+    ]);
   });
 
   it('needs a token with orchestrator:read', async () => {

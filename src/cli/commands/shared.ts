@@ -1,6 +1,7 @@
 // What the resource commands share: the paths, and the printing and polling helpers.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient } from '../api.js';
+import type { DefinitionReading } from '../args.js';
 import type { DefinitionFile } from '../definition-file.js';
 import { CliError } from '../errors.js';
 import { clean, printJson, table } from '../output.js';
@@ -27,6 +28,19 @@ export const stackPath = (id: string) => `${STACKS}/${encodeURIComponent(id)}`;
 export const jobPath = (id: string) => `${JOBS}/${encodeURIComponent(id)}`;
 
 export const yamlPayload = (file: DefinitionFile) => ({ contentType: 'application/yaml', data: file.data });
+
+/**
+ * A definition command's request: the file as YAML with the reading in the query, or, when there
+ * are variables, the JSON body `{definition, variables}` (docs/compose.md, "Sending one").
+ */
+export function definitionCall(file: DefinitionFile, reading: DefinitionReading) {
+  if (reading.variables === undefined) return { raw: yamlPayload(file), query: reading.query };
+  const body = { definition: Buffer.from(file.data).toString('utf8'), variables: reading.variables };
+  return {
+    raw: { contentType: 'application/json', data: Buffer.from(JSON.stringify(body)) },
+    query: reading.query,
+  };
+}
 
 export const followHint = (jobId: string) =>
   `Follow it with "stackctl jobs logs ${clean(jobId)} --follow" or "stackctl jobs get ${clean(jobId)}".`;

@@ -6,7 +6,7 @@ import {
   STACKS,
   VALIDATE,
   stackPath,
-  yamlPayload,
+  definitionCall,
   followHint,
   finishJob,
   printFields,
@@ -27,7 +27,7 @@ export async function runStacks(
     case 'stacks validate': {
       let summary: unknown;
       try {
-        summary = await api.call('POST', VALIDATE, { raw: yamlPayload(command.definition) });
+        summary = await api.call('POST', VALIDATE, definitionCall(command.definition, command.reading));
       } catch (err) {
         // An invalid file is the answer, not a failure of the service: --json prints it too.
         if (json && isDefinitionProblem(err)) printJson(err.body);
@@ -36,22 +36,29 @@ export async function runStacks(
       if (!isValidationSummary(summary)) throw unexpected('the validation');
       if (json) return printJson(summary);
       console.log(
-        `valid: stack kit ${clean(summary.stackkit)}, variant ${clean(summary.variant)}, services ${clean(summary.services.join(', '))}`,
+        `valid (${clean(summary.format)}): stack kit ${clean(summary.stackkit)}, variant ${clean(summary.variant)}, services ${clean(summary.services.join(', '))}`,
       );
-      if (summary.warnings.length > 0) {
-        console.log(`${summary.warnings.length} ${summary.warnings.length === 1 ? 'warning' : 'warnings'}:`);
-        for (const warning of summary.warnings) console.log(`  ${clean(fieldErrorLine({ ...warning }))}`);
-      }
+      printWarnings(summary.warnings);
       return;
     }
     case 'stacks create': {
-      const stack = await api.call('POST', STACKS, { raw: yamlPayload(command.definition) });
+      const stack = await api.call('POST', STACKS, definitionCall(command.definition, command.reading));
       if (!isStack(stack)) throw unexpected('the new stack');
       if (json) return printJson(stack);
       console.log(
         `Created stack "${clean(stack.name)}" (${clean(stack.id)}): revision ${stack.revision}, status ${clean(stack.status)}.`,
       );
+      printWarnings(stack.warnings ?? []);
       console.log(`Deploy it with "stackctl stacks deploy ${clean(stack.id)}".`);
+      return;
+    }
+    case 'stacks export': {
+      const query = command.format !== undefined ? `?format=${encodeURIComponent(command.format)}` : '';
+      const download = await api.download(
+        `${stackPath(command.stackId)}/definition${query}`,
+        'application/yaml',
+      );
+      for await (const chunk of download.chunks) process.stdout.write(chunk);
       return;
     }
     case 'stacks list': {
@@ -97,9 +104,11 @@ export async function runStacks(
       return;
     }
     case 'stacks update': {
-      const stack = await api.call('PUT', stackPath(command.stackId), {
-        raw: yamlPayload(command.definition),
-      });
+      const stack = await api.call(
+        'PUT',
+        stackPath(command.stackId),
+        definitionCall(command.definition, command.reading),
+      );
       if (!isStack(stack)) throw unexpected('the updated stack');
       if (json) return printJson(stack);
       const deployed =
@@ -107,6 +116,7 @@ export async function runStacks(
       console.log(
         `Stack "${clean(stack.name)}" (${clean(stack.id)}) is now at revision ${stack.revision} (${deployed}).`,
       );
+      printWarnings(stack.warnings ?? []);
       console.log(`Deploy it with "stackctl stacks deploy ${clean(stack.id)}".`);
       return;
     }
@@ -122,7 +132,11 @@ export async function runStacks(
       return;
     }
     case 'stacks delete': {
-      const job = await api.call('DELETE', stackPath(command.stackId));
+      const job = await api.call(
+        'DELETE',
+        stackPath(command.stackId),
+        command.deleteVolumes ? { query: { volumes: 'delete' } } : {},
+      );
       if (!isJob(job)) throw unexpected('the destroy job');
       if (command.wait) {
         await finishJob(api, job, json);
@@ -168,4 +182,18 @@ export async function runStacks(
       return;
     }
   }
+}
+
+function printWarnings(
+  warnings: readonly {
+    path: string;
+    message: string;
+    line: number | null;
+    column: number | null;
+    category: string;
+  }[],
+): void {
+  if (warnings.length === 0) return;
+  console.log(`${warnings.length} ${warnings.length === 1 ? 'warning' : 'warnings'}:`);
+  for (const warning of warnings) console.log(`  ${clean(fieldErrorLine({ ...warning }))}`);
 }

@@ -116,6 +116,14 @@ export const isWorker = shape<Worker>({
   ),
 });
 
+const isValidationIssue = shape<Read<api.ValidationIssue>>({
+  path: isString,
+  category: isString,
+  message: isString,
+  line: nullable(isInteger),
+  column: nullable(isInteger),
+});
+
 export const isStack = shape<Read<api.StackView>>({
   id: isString,
   name: isString,
@@ -128,18 +136,13 @@ export const isStack = shape<Read<api.StackView>>({
   services: isStrings,
   created_at: isString,
   updated_at: isString,
-});
-
-const isValidationIssue = shape<Read<api.ValidationIssue>>({
-  path: isString,
-  category: isString,
-  message: isString,
-  line: nullable(isInteger),
-  column: nullable(isInteger),
+  format: isString,
+  warnings: optional(arrayOf(isValidationIssue)),
 });
 
 export const isValidationSummary = shape<Read<api.ValidationSummary>>({
   valid: isTrue,
+  format: isString,
   stackkit: isString,
   variant: isString,
   services: isStrings,

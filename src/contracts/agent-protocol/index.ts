@@ -212,7 +212,10 @@ export interface ContainerOptionsMsg {
   expose: number[];
   memory_reservation_bytes: number;
   restart_max_retries: number;
+  /** true: cpu and memory_bytes only count; the hard limits are cpu_limit and memory_limit_bytes (0: none). */
   uncapped: boolean;
+  cpu_limit: number;
+  memory_limit_bytes: number;
 }
 
 export interface ServiceFileMsg {

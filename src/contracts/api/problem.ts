@@ -19,6 +19,8 @@ export interface Problem {
   code: string;
   request_id: string;
   errors?: ProblemFieldError[];
+  /** A stack definition's warnings, beside its errors on a 422 (docs/compose.md). */
+  warnings?: ProblemFieldError[];
 }
 
 /** RFC 6749 section 5.2: the error body of `POST /oauth/token`. */

@@ -104,6 +104,9 @@ export interface ContainerOptionsDefinition {
   memory_reservation_bytes?: number;
   /** `on-failure:N`: the most restarts the engine makes. */
   restart_max_retries?: number;
+  /** With `resources.capped: false`, the hard limits written (Compose's limits); absent: none. */
+  cpu_limit?: number;
+  memory_limit_bytes?: number;
 }
 
 /**

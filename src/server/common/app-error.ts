@@ -23,7 +23,12 @@ export class AppError extends Error {
 }
 
 export class ValidationFailedError extends AppError {
-  constructor(errors: ProblemFieldError[], detail = 'The request did not pass validation.') {
+  constructor(
+    errors: ProblemFieldError[],
+    detail = 'The request did not pass validation.',
+    /** A stack definition's warnings, answered beside its errors (`warnings[]`). */
+    readonly warnings?: ProblemFieldError[],
+  ) {
     super(422, 'validation_failed', 'Validation failed', detail, errors);
   }
 }

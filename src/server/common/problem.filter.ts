@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { isDataException, isDatabaseUnavailable } from '../database/database-errors.js';
-import { AppError } from './app-error.js';
+import { AppError, ValidationFailedError } from './app-error.js';
 import { ProblemInput, sendProblem } from './problem.js';
 import { pathOfUrl } from './paths.js';
 
@@ -44,6 +44,9 @@ export class ProblemFilter implements ExceptionFilter {
         title: exception.title,
         detail: exception.message,
         errors: exception.errors,
+        ...(exception instanceof ValidationFailedError && exception.warnings
+          ? { warnings: exception.warnings }
+          : {}),
         headers: exception.headers,
       };
     }

@@ -16,6 +16,8 @@ export interface ProblemInput {
   title?: string;
   detail: string;
   errors?: ProblemFieldError[];
+  /** A stack definition's warnings on a 422 (always present there, possibly empty). */
+  warnings?: ProblemFieldError[];
   headers?: Record<string, string>;
 }
 
@@ -43,6 +45,7 @@ export function problemFor(input: ProblemInput, instance: string, requestId: str
     request_id: requestId,
   };
   if (input.errors && input.errors.length > 0) problem.errors = input.errors;
+  if (input.warnings) problem.warnings = input.warnings;
   return problem;
 }
 

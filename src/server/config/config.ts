@@ -94,6 +94,8 @@ export class AppConfig {
   readonly stdoutIsTerminal: boolean;
   readonly heartbeatIntervalMs: number;
   readonly driftCheckIntervalMs: number;
+  /** The stack kit of a Compose file that names none. */
+  readonly defaultStackkit: string;
   readonly bootstrapClientId: string | undefined;
   readonly bootstrapClientSecret: string | undefined;
   readonly readinessTimeoutMs: number;
@@ -178,6 +180,7 @@ export class AppConfig {
     this.logFormat = read('LOG_FORMAT') ?? (stdoutIsTerminal ? 'pretty' : 'json');
     this.heartbeatIntervalMs = read('HEARTBEAT_INTERVAL') ?? 0;
     this.driftCheckIntervalMs = read('DRIFT_CHECK_INTERVAL') ?? 0;
+    this.defaultStackkit = read('DEFAULT_STACKKIT') ?? 'basement-kit';
     this.bootstrapClientId = read('BOOTSTRAP_CLIENT_ID');
     this.bootstrapClientSecret = read('BOOTSTRAP_CLIENT_SECRET');
     this.readinessTimeoutMs = read('READINESS_TIMEOUT') ?? 0;

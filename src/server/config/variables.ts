@@ -16,6 +16,7 @@ import {
   url,
   type VariableSpec,
 } from './parsers.js';
+import { getCatalog, kitNames } from '../stacks/catalog/catalog.js';
 
 /**
  * Every variable the service reads. The single source of defaults, descriptions and the `sensitive`
@@ -88,6 +89,12 @@ export const VARIABLES = {
     default: '60s',
     description: 'Interval of the scheduled drift check',
     parse: duration(1000, 86_400_000),
+  },
+  DEFAULT_STACKKIT: {
+    default: 'basement-kit',
+    description:
+      'Stack kit of a Compose file that names none (neither ?stackkit= nor x-stackkit); a kit of the catalogue',
+    parse: oneOf(...kitNames(getCatalog())),
   },
   BOOTSTRAP_CLIENT_ID: { description: 'Client id of the admin client created on first start', parse: text },
   BOOTSTRAP_CLIENT_SECRET: {

@@ -202,6 +202,7 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
         keep: job.payload.command.keep ?? [],
         replace: job.payload.command.replace ?? [],
         log_push_url: job.payload.command.log_push_url ?? '',
+        delete_volumes: job.payload.command.delete_volumes ?? false,
       };
       // Only a definition stored before the size limits can be this big; sending it would end
       // the agent's stream (and leave every stack of the node unknown), so the job fails instead.

@@ -46,10 +46,10 @@ export function orchestratorTools(
       description:
         'Checks a stack definition file (YAML) without storing anything. Valid: answers the stackkit, variant, services in dependency order and warnings. Not valid: a tool error, 400 invalid_yaml with the line and column, or 422 validation_failed with one entry per problem (path, category, message, line, column).',
       scope: 'orchestrator:read',
-      input: def.definitionInput,
+      input: def.definitionWithOptions,
       output: def.validationSummary,
       annotations: READ_ONLY,
-      run: ({ definition }) => Promise.resolve(definitions.validate(definition)),
+      run: (args) => Promise.resolve(definitions.validate(def.toolDefinitionRequest(args))),
     }),
     defineTool({
       name: 'get_settings',

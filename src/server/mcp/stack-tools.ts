@@ -8,6 +8,7 @@ import { StacksService } from '../stacks/stacks.service.js';
 import { pageArgs } from './schemas/common.js';
 import * as drift from './schemas/drift.js';
 import { jobView } from './schemas/jobs.js';
+import { definitionOptions, toolDefinitionRequest } from './schemas/definitions.js';
 import * as out from './schemas/stacks.js';
 import { defineTool, READ_ONLY, type McpTool } from './tool.js';
 
@@ -160,10 +161,14 @@ export function stackTools(
       description:
         "Stores a new stack from its YAML definition as revision 1, in status draft; nothing runs until deploy_stack. An invalid file is refused with the validator's errors (400 invalid_yaml, 422 validation_failed); a name in use is 409.",
       scope: 'orchestrator:write',
-      input: { definition },
+      input: { definition, ...definitionOptions },
       output: out.stackView,
       annotations: { ...RECORDS, idempotentHint: false },
-      run: ({ definition }, caller) => stacks.create(caller, definitionSource(definition)),
+      run: (args, caller) =>
+        stacks.create(
+          caller,
+          toolDefinitionRequest({ ...args, definition: definitionSource(args.definition) }),
+        ),
     }),
     defineTool({
       name: 'update_stack',
@@ -171,10 +176,15 @@ export function stackTools(
       description:
         'Stores a new revision of a stack from its whole YAML definition (the name must stay the same). What runs does not change until deploy_stack.',
       scope: 'orchestrator:write',
-      input: { id: stackId, definition },
+      input: { id: stackId, definition, ...definitionOptions },
       output: out.stackView,
       annotations: { ...RECORDS, idempotentHint: false },
-      run: ({ id, definition }, caller) => stacks.replace(caller, id, definitionSource(definition)),
+      run: ({ id, ...args }, caller) =>
+        stacks.replace(
+          caller,
+          id,
+          toolDefinitionRequest({ ...args, definition: definitionSource(args.definition) }),
+        ),
     }),
     defineTool({
       name: 'deploy_stack',
@@ -191,12 +201,19 @@ export function stackTools(
       name: 'destroy_stack',
       title: 'Destroy a stack',
       description:
-        'Queues a destroy job that stops and removes every service of the stack on its worker and answers the job; when it succeeds the stack and its revisions are gone. A stack never placed is gone at once (the job answers succeeded).',
+        'Queues a destroy job that stops and removes every service of the stack on its worker and answers the job; when it succeeds the stack and its revisions are gone. Its volumes stay on the worker unless delete_volumes is true. A stack never placed is gone at once (the job answers succeeded).',
       scope: 'orchestrator:write',
-      input: { id: stackId },
+      input: {
+        id: stackId,
+        delete_volumes: z
+          .boolean()
+          .optional()
+          .describe("true: remove the stack's volumes and their data too; by default they are kept"),
+      },
       output: jobView,
       annotations: CHANGES_NODE,
-      run: ({ id }, caller) => stacks.delete(caller, id),
+      run: ({ id, delete_volumes }, caller) =>
+        stacks.delete(caller, id, delete_volumes ? { volumes: 'delete' } : {}),
     }),
     defineTool({
       name: 'get_stack_drift',

@@ -157,7 +157,14 @@ export async function toolResult(
 /** The problem an error is answered with: a coded one as it is, anything else as {@link uncodedProblem}. */
 export function problemOf(log: Logger, name: string, err: unknown): Problem {
   return err instanceof AppError
-    ? { status: err.status, code: err.code, title: err.title, detail: err.message, errors: err.errors }
+    ? {
+        status: err.status,
+        code: err.code,
+        title: err.title,
+        detail: err.message,
+        errors: err.errors,
+        ...(err instanceof ValidationFailedError && err.warnings ? { warnings: err.warnings } : {}),
+      }
     : uncodedProblem(log, name, err);
 }
 
@@ -167,6 +174,7 @@ export interface Problem {
   title: string;
   detail: string;
   errors?: ProblemFieldError[];
+  warnings?: ProblemFieldError[];
 }
 
 /** What the HTTP problem filter answers for an error that is not a coded one. */

@@ -161,6 +161,8 @@ function containerMsg(c: ContainerOptionsDefinition, uncapped: boolean): Contain
     memory_reservation_bytes: c.memory_reservation_bytes ?? 0,
     restart_max_retries: c.restart_max_retries ?? 0,
     uncapped,
+    cpu_limit: c.cpu_limit ?? 0,
+    memory_limit_bytes: c.memory_limit_bytes ?? 0,
   };
 }
 
@@ -203,9 +205,10 @@ export function provisionPayload(definition: StackDefinition, revision: number):
   };
 }
 
-export function destroyPayload(name: string, revision: number): JobPayload {
+/** `deleteVolumes`: the stack's volumes go too (`DELETE .../stacks/{id}?volumes=delete`). */
+export function destroyPayload(name: string, revision: number, deleteVolumes = false): JobPayload {
   return {
-    command: { stack_name: name, revision, services: [] },
+    command: { stack_name: name, revision, services: [], ...(deleteVolumes ? { delete_volumes: true } : {}) },
     placement: { drivers: [], labels: {}, cpu: 0, memory_bytes: 0 },
   };
 }

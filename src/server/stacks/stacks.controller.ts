@@ -3,6 +3,7 @@ import {
   Controller,
   Delete,
   Get,
+  Header,
   HttpCode,
   Param,
   ParseIntPipe,
@@ -11,7 +12,8 @@ import {
   Query,
 } from '@nestjs/common';
 import { Caller, RequireScopes } from '../auth/auth.decorators.js';
-import { YAML_TYPES } from '../common/body-parsers.js';
+import { JSON_TYPES, YAML_TYPES } from '../common/body-parsers.js';
+import { definitionRequest } from './definition/definition-request.js';
 import { Consumes } from '../common/media-type.js';
 import { PageQueryDto } from '../common/pagination.js';
 import { orchestratorPaths } from '../common/paths.js';
@@ -26,8 +28,15 @@ import type {
 import { StacksService } from './stacks.service.js';
 import { ApiDoc } from '../openapi/api-doc.js';
 
-/** A definition file sent as itself (application/yaml and its aliases), not as JSON. */
-const DEFINITION_BODY = { type: 'string', description: 'The stack definition file (YAML).' };
+/** A definition file sent as itself (application/yaml and its aliases), or in JSON with its variables. */
+const DEFINITION_BODY = {
+  oneOf: [
+    { type: 'string', description: 'The stack definition or Compose file (YAML), as application/yaml.' },
+    { $ref: '#/components/schemas/DefinitionBody' },
+  ],
+  description:
+    'The stack definition or Compose file (YAML); or, as application/json, {definition, variables, profiles} (docs/compose.md).',
+};
 
 @Controller(orchestratorPaths('stacks'))
 export class StacksController {
@@ -36,11 +45,12 @@ export class StacksController {
   /** The body is the YAML definition; an invalid one answers like unifier/validate. */
   @Post()
   @RequireScopes('orchestrator:write')
-  @Consumes(...YAML_TYPES)
+  @Consumes(...YAML_TYPES, ...JSON_TYPES)
   @ApiDoc({
-    summary: 'Create a stack from its definition file',
+    summary: 'Create a stack from its definition file or a Compose file',
     tag: 'Stacks',
     body: DEFINITION_BODY,
+    query: 'DefinitionQuery',
     responses: { 201: 'StackView' },
     problems: {
       400: 'An empty body or invalid YAML (`invalid_yaml`, with the position in `errors[]`), or a body that could not be read.',
@@ -48,8 +58,12 @@ export class StacksController {
       422: 'The definition breaks the rules (`validation_failed`; `errors[]` with category, line and column).',
     },
   })
-  create(@Caller() caller: Caller, @Body() source: unknown): Promise<StackView> {
-    return this.stacks.create(caller, yamlBody(source));
+  create(
+    @Caller() caller: Caller,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+  ): Promise<StackView> {
+    return this.stacks.create(caller, definitionRequest(body, query));
   }
 
   @Get()
@@ -70,12 +84,13 @@ export class StacksController {
   /** A new revision of the definition; deploy applies it. */
   @Put(':id')
   @RequireScopes('orchestrator:write')
-  @Consumes(...YAML_TYPES)
+  @Consumes(...YAML_TYPES, ...JSON_TYPES)
   @ApiDoc({
     summary: 'Save a new revision of the definition',
     description: 'Deploy applies it. The name cannot change.',
     tag: 'Stacks',
     body: DEFINITION_BODY,
+    query: 'DefinitionQuery',
     responses: { 200: 'StackView' },
     problems: {
       400: 'An empty body or invalid YAML (`invalid_yaml`), or a body that could not be read.',
@@ -83,22 +98,33 @@ export class StacksController {
       422: 'The definition breaks the rules (`validation_failed`).',
     },
   })
-  replace(@Caller() caller: Caller, @Param('id') id: string, @Body() source: unknown): Promise<StackView> {
-    return this.stacks.replace(caller, id, yamlBody(source));
+  replace(
+    @Caller() caller: Caller,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+  ): Promise<StackView> {
+    return this.stacks.replace(caller, id, definitionRequest(body, query));
   }
 
   @Delete(':id')
   @RequireScopes('orchestrator:write')
   @ApiDoc({
     summary: 'Destroy a stack',
-    description: 'Answers the destroy job; the stack is removed when it succeeds.',
+    description:
+      'Answers the destroy job; the stack is removed when it succeeds. Its volumes stay on the worker unless `volumes=delete` (docs/compose.md, "Volumes").',
     tag: 'Stacks',
+    query: 'DestroyQuery',
     responses: { 202: 'JobView' },
     problems: { 409: 'The stack already has an unfinished job (`conflict`).' },
   })
   @HttpCode(202)
-  delete(@Caller() caller: Caller, @Param('id') id: string): Promise<JobView> {
-    return this.stacks.delete(caller, id);
+  delete(
+    @Caller() caller: Caller,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<JobView> {
+    return this.stacks.delete(caller, id, query);
   }
 
   @Post(':id/deploy')
@@ -128,6 +154,31 @@ export class StacksController {
     return this.stacks.revisions(caller, id);
   }
 
+  @Get(':id/definition')
+  @RequireScopes('orchestrator:read')
+  @Header('Content-Type', 'application/yaml; charset=utf-8')
+  @ApiDoc({
+    summary: "The current revision's definition, as written or as a Compose file",
+    description:
+      '`format=compose` answers a Compose file of what the stack runs (interpolation applied), which `docker compose` and `docker-compose config` read; `format=stack` our format; neither: the file as written (docs/compose.md, "Export").',
+    tag: 'Stacks',
+    query: 'DefinitionExportQuery',
+    responses: {
+      200: {
+        description: 'The definition (YAML).',
+        content: { 'application/yaml': { schema: { type: 'string' } } },
+      },
+    },
+    problems: { 422: 'format=stack of a stack written as a Compose file (`validation_failed`).' },
+  })
+  definition(
+    @Caller() caller: Caller,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<string> {
+    return this.stacks.definitionFile(caller, id, query);
+  }
+
   @Get(':id/revisions/:revision')
   @RequireScopes('orchestrator:read')
   @ApiDoc({
@@ -146,4 +197,3 @@ export class StacksController {
 }
 
 /** The YAML text the body parser read; anything else (no body) is a 400 from the definition service. */
-const yamlBody = (body: unknown): string => (typeof body === 'string' ? body : '');

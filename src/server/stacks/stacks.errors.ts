@@ -19,3 +19,8 @@ export const stackBeingDestroyed = (id: string) =>
   new AppError(409, 'conflict', 'Conflict', `Stack ${id} is being destroyed.`);
 export const revisionNotFound = (id: string, revision: number) =>
   new NotFoundError(`Stack ${id} has no revision ${revision}.`);
+
+export const stackVolumesLost = (id: string, services: string[]) =>
+  new ConflictError(
+    `Stack ${id} ran with volumes (services ${services.join(', ')}) on a worker that has since been deleted, and its data went with it; a deploy would start them empty on another worker. Destroy the stack and create it again to start empty, or bring the worker back.`,
+  );

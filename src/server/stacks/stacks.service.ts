@@ -29,6 +29,10 @@ import { METRIC } from '../metrics/metric-names.js';
 import { DefinitionService } from './definition/definition.service.js';
 import type { StackDefinition } from './definition/definition.types.js';
 import type { PageQueryDto } from '../common/pagination.js';
+import type { DefinitionRequest } from './definition/definition-request.js';
+import { exportCompose } from './compose/export-compose.js';
+import { ValidationFailedError } from '../common/app-error.js';
+import { stackVolumesLost } from './stacks.errors.js';
 import { StackRevisionEntity } from './entities/stack-revision.entity.js';
 import { StackEntity } from './entities/stack.entity.js';
 import { destroyPayload, provisionPayload } from './service-spec.js';
@@ -118,8 +122,8 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
 
   // ---- CRUD ----
 
-  async create(caller: Caller, source: string): Promise<StackView> {
-    const definition = this.definitions.parse(source);
+  async create(caller: Caller, request: DefinitionRequest): Promise<StackView> {
+    const { definition, warnings } = this.definitions.parse(request);
     const now = new Date();
     const stack = Object.assign(new StackEntity(), {
       id: randomUUID(),
@@ -138,7 +142,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
       createdAt: now,
       updatedAt: now,
     });
-    const revision = this.revisionOf(stack.id, 1, source, definition, caller.clientId, now);
+    const revision = this.revisionOf(stack.id, 1, request, definition, caller.clientId, now);
     try {
       await this.repository.create(stack, revision);
     } catch (err) {
@@ -153,7 +157,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     });
     this.logger.log({ stack_id: stack.id, name: stack.name }, 'stack created');
     await this.refreshGauge();
-    return this.view(stack, definition);
+    return { ...this.view(stack, definition), warnings };
   }
 
   list(caller: Caller, query: PageQueryDto): Promise<Page<StackView>> {
@@ -196,21 +200,48 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
       created_at: row.createdAt.toISOString(),
       source: row.source,
       definition: row.definition,
+      reading: row.reading ?? null,
+      variables: this.variableNames(row),
     };
   }
 
+  /**
+   * The current revision as YAML: as written, or `format=compose` (what runs, as a Compose file), or
+   * `format=stack` (our format; the file as written when it is ours).
+   */
+  async definitionFile(caller: Caller, id: string, query: Record<string, unknown>): Promise<string> {
+    const format = query.format;
+    const bad = (path: string, message: string) =>
+      new ValidationFailedError([{ path, message, category: 'invalid_value' }], message);
+    for (const key of Object.keys(query))
+      if (key !== 'format') throw bad(`query.${key}`, `${key} is not a parameter of this operation`);
+    if (format !== undefined && format !== 'compose' && format !== 'stack')
+      throw bad('query.format', 'format is compose or stack');
+    const stack = await this.owned(caller, id);
+    const row = await this.repository.revision(stack.id, stack.revision);
+    if (!row) throw stackNotFound(stack.id);
+    const written = row.definition.format ?? 'stack';
+    if (format === undefined || format === written)
+      return format === 'compose' ? exportCompose(row.definition) : row.source;
+    if (format === 'compose') return exportCompose(row.definition);
+    throw bad(
+      'query.format',
+      'this stack is written as a Compose file, which says more than our format can (volumes, files, container options): export it with format=compose',
+    );
+  }
+
   /** A new revision; the stack keeps running the deployed one until the next deploy. */
-  async replace(caller: Caller, id: string, source: string): Promise<StackView> {
+  async replace(caller: Caller, id: string, request: DefinitionRequest): Promise<StackView> {
     const stack = await this.owned(caller, id);
     if (stack.status === 'destroying') throw stackBeingDestroyed(id);
-    const definition = this.definitions.parse(source);
+    const { definition, warnings } = this.definitions.parse(request);
     if (definition.name !== stack.name) throw stackRenamed(stack.name);
     const now = new Date();
     const next = stack.revision + 1;
     if (
       !(await this.repository.addRevision(
         stack,
-        this.revisionOf(stack.id, next, source, definition, caller.clientId, now),
+        this.revisionOf(stack.id, next, request, definition, caller.clientId, now),
       ))
     )
       throw replaceRaced();
@@ -221,7 +252,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
       details: { revision: next },
     });
     this.logger.log({ stack_id: stack.id, revision: next }, 'stack revised');
-    return this.view({ ...stack, revision: next, updatedAt: now }, definition);
+    return { ...this.view({ ...stack, revision: next, updatedAt: now }, definition), warnings };
   }
 
   /**
@@ -255,6 +286,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     const { stack, definition } = found;
     if (stack.status === 'destroying') throw stackBeingDestroyed(id);
     if (!definition) throw stackNotFound(stack.id);
+    await this.refuseWithoutVolumeHome(stack);
     const payload = provisionPayload(definition, stack.revision);
     const read: DeployedFrom = { stack, definition, payload, bytes: 0 };
     const request = await this.deployRequest(caller, read, replace);
@@ -292,6 +324,24 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     if (!known) return;
     this.deployedFrom.delete(stackId);
     this.deployedFromBytes -= known.bytes;
+  }
+
+  /**
+   * A stack that ran with volumes stays on the worker that holds them: when that worker was deleted
+   * (the stack lost its worker, ON DELETE SET NULL), a deploy would start it empty elsewhere, so it
+   * is refused, saying why (docs/compose.md, "Volumes").
+   */
+  private async refuseWithoutVolumeHome(stack: StackEntity): Promise<void> {
+    if (stack.workerId !== null || stack.deployedRevision === null) return;
+    const deployed = (await this.repository.revision(stack.id, stack.deployedRevision))?.definition;
+    const holding = (deployed?.services ?? []).filter((s) =>
+      (s.volumes ?? []).some((v) => v.type === 'volume'),
+    );
+    if (holding.length === 0) return;
+    throw stackVolumesLost(
+      stack.id,
+      holding.map((s) => s.name),
+    );
   }
 
   /** The deploy's job, its stack's status and its audit row, made from the stack as read. */
@@ -361,7 +411,24 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
   }
 
   /** 202 with the destroy job; the stack is gone when it succeeds. */
-  async delete(caller: Caller, id: string): Promise<JobView> {
+  /**
+   * The destroy job. The stack's volumes stay on its worker (as `docker compose down` without -v)
+   * unless `query.volumes` is `delete`.
+   */
+  async delete(caller: Caller, id: string, query: Record<string, unknown> = {}): Promise<JobView> {
+    for (const key of Object.keys(query)) {
+      if (key !== 'volumes' || query.volumes !== 'delete') {
+        const message =
+          key === 'volumes'
+            ? 'volumes is delete (or absent: kept)'
+            : `${key} is not a parameter of this operation`;
+        throw new ValidationFailedError(
+          [{ path: `query.${key}`, message, category: 'invalid_value' }],
+          message,
+        );
+      }
+    }
+    const deleteVolumes = query.volumes === 'delete';
     const stack = await this.owned(caller, id);
     const placed = stack.workerId !== null;
     const job = await this.jobs.create(
@@ -372,7 +439,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
         stackName: stack.name,
         revision: stack.revision,
         workerId: stack.workerId,
-        payload: destroyPayload(stack.name, stack.revision),
+        payload: destroyPayload(stack.name, stack.revision, deleteVolumes),
         createdBy: caller.clientId,
       },
       { noWorkerNeeded: !placed },
@@ -382,7 +449,7 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
       action: 'stack.destroy_requested',
       owner: stack.owner,
       target: stack.id,
-      details: { job_id: job.id },
+      details: { job_id: job.id, ...(deleteVolumes ? { volumes: 'delete' } : {}) },
     });
     return jobView(job);
   }
@@ -611,19 +678,45 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
   private revisionOf(
     stackId: string,
     revision: number,
-    source: string,
+    request: DefinitionRequest,
     definition: StackDefinition,
     createdBy: string,
     at: Date,
   ): StackRevisionEntity {
+    const { variables, profiles, name, stackkit, variant } = request.options;
+    const format = definition.format ?? 'stack';
+    const reading =
+      format === 'stack'
+        ? null
+        : {
+            format,
+            ...(name !== undefined ? { name } : {}),
+            ...(stackkit !== undefined ? { stackkit } : {}),
+            ...(variant !== undefined ? { variant } : {}),
+            ...(profiles !== undefined && profiles.length > 0 ? { profiles: [...profiles] } : {}),
+          };
+    const given = variables !== undefined && Object.keys(variables).length > 0;
     return Object.assign(new StackRevisionEntity(), {
       stackId,
       revision,
-      source,
+      source: request.source,
       definition,
+      reading,
+      variablesSealed: given
+        ? this.box.encrypt(JSON.stringify(variables), variablesContext(stackId, revision))
+        : null,
       createdAt: at,
       createdBy,
     });
+  }
+
+  /** The names of a revision's sealed variables (the values never leave the service). */
+  private variableNames(row: StackRevisionEntity): string[] {
+    if (row.variablesSealed === null) return [];
+    const variables = JSON.parse(
+      this.box.decrypt(row.variablesSealed, variablesContext(row.stackId, row.revision)),
+    ) as Record<string, string>;
+    return Object.keys(variables).sort();
   }
 
   private view(stack: StackEntity, definition: StackDefinition): StackView {
@@ -639,6 +732,11 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
       services: definition.services.map((s) => s.name),
       created_at: stack.createdAt.toISOString(),
       updated_at: stack.updatedAt.toISOString(),
+      format: definition.format ?? 'stack',
     };
   }
 }
+
+/** The SecretBox context of a revision's variables: a ciphertext cannot move to another revision. */
+const variablesContext = (stackId: string, revision: number): string =>
+  `stack-revision-variables:${stackId}:${revision}`;

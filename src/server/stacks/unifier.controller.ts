@@ -1,6 +1,7 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Query } from '@nestjs/common';
 import { RequireScopes } from '../auth/auth.decorators.js';
-import { YAML_TYPES } from '../common/body-parsers.js';
+import { JSON_TYPES, YAML_TYPES } from '../common/body-parsers.js';
+import { definitionRequest } from './definition/definition-request.js';
 import { Consumes } from '../common/media-type.js';
 import { orchestratorPaths } from '../common/paths.js';
 import type { ValidationSummary } from '../../contracts/api/stacks.js';
@@ -14,19 +15,23 @@ export class UnifierController {
   /** Validates a stack definition file (the raw YAML body) without storing anything. */
   @Post('validate')
   @HttpCode(200)
-  @Consumes(...YAML_TYPES)
+  @Consumes(...YAML_TYPES, ...JSON_TYPES)
   @RequireScopes('orchestrator:read')
   @ApiDoc({
     summary: 'Validate a stack definition file without storing it',
     tag: 'Stacks',
-    body: { type: 'string', description: 'The stack definition file (YAML).' },
+    body: {
+      type: 'string',
+      description:
+        'The stack definition or Compose file (YAML); or, as application/json, {definition, variables, profiles} (docs/compose.md).',
+    },
     responses: { 200: 'ValidationSummary' },
     problems: {
       400: 'An empty body or invalid YAML (`invalid_yaml`, with the position in `errors[]`), or a body that could not be read.',
       422: 'The definition breaks the rules (`validation_failed`; `errors[]` with category, line and column).',
     },
   })
-  validate(@Body() body: unknown): ValidationSummary {
-    return this.definitions.validate(body);
+  validate(@Body() body: unknown, @Query() query: Record<string, unknown>): ValidationSummary {
+    return this.definitions.validate(definitionRequest(body, query));
   }
 }

@@ -12,6 +12,7 @@ import { StackMonitoringClients1764001200000 } from './1764001200000-stack-monit
 import { StackLogs1764001300000 } from './1764001300000-stack-logs.js';
 import { AuthRevocations1764001400000 } from './1764001400000-auth-revocations.js';
 import { AgentReplicas1764001500000 } from './1764001500000-agent-replicas.js';
+import { StackRevisionReading1764001600000 } from './1764001600000-stack-revision-reading.js';
 
 /** Every migration, oldest first. ESM has no directory globbing, so each is listed here. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   StackLogs1764001300000,
   AuthRevocations1764001400000,
   AgentReplicas1764001500000,
+  StackRevisionReading1764001600000,
 ];

@@ -7,7 +7,7 @@ import type { SealedFile } from '../job-secrets.js';
 /** What a job needs to be placed and sent, fixed when it is created. */
 export interface JobPayload {
   command: Pick<JobCommandMsg, 'stack_name' | 'revision' | 'services'> &
-    Partial<Pick<JobCommandMsg, 'keep' | 'replace' | 'log_push_url'>>;
+    Partial<Pick<JobCommandMsg, 'keep' | 'replace' | 'log_push_url' | 'delete_volumes'>>;
   placement: { drivers: string[]; labels: Record<string, string>; cpu: number; memory_bytes: number };
   /** Secret file contents, sealed; `command.services` holds those files empty (job-secrets.ts). */
   secrets?: SealedFile[];

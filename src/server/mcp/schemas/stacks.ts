@@ -16,6 +16,19 @@ export const stackView = {
   services: z.array(z.string()).describe('Service names in dependency order, monitoring services included'),
   created_at: timestamp(),
   updated_at: timestamp(),
+  format: z.enum(['stack', 'compose']).describe('The format the current revision was written in'),
+  warnings: z
+    .array(
+      z.object({
+        path: z.string(),
+        category: z.string(),
+        message: z.string(),
+        line: z.number().nullable(),
+        column: z.number().nullable(),
+      }),
+    )
+    .optional()
+    .describe('On create and update: what validation warned of'),
 };
 
 export const stackList = {

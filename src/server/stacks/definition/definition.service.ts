@@ -4,6 +4,9 @@ import type { ProblemFieldError } from '../../../contracts/api/problem.js';
 import type { ValidationSummary } from '../../../contracts/api/stacks.js';
 import type { StackDefinition, ValidationIssue } from './definition.types.js';
 import { validateDefinition } from './validate-definition.js';
+import type { DefinitionRequest } from './definition-request.js';
+import { AppConfig } from '../../config/config.js';
+import { getCatalog } from '../catalog/catalog.js';
 
 const toFieldError = (issue: ValidationIssue): ProblemFieldError => ({
   path: issue.path,
@@ -19,11 +22,14 @@ const toFieldError = (issue: ValidationIssue): ProblemFieldError => ({
  */
 @Injectable()
 export class DefinitionService {
+  constructor(private readonly config: AppConfig) {}
+
   /** Validates a definition file; throws the problem a client should see when it is not valid. */
-  validate(source: unknown): ValidationSummary {
-    const { definition, warnings } = this.check(source);
+  validate(request: DefinitionRequest): ValidationSummary {
+    const { definition, warnings } = this.parse(request);
     return {
       valid: true,
+      format: definition.format ?? 'stack',
       stackkit: definition.stackkit,
       variant: definition.variant,
       services: definition.services.map((s) => s.name),
@@ -31,13 +37,10 @@ export class DefinitionService {
     };
   }
 
-  /** The normalized definition of a valid file; throws like {@link validate}. */
-  parse(source: unknown): StackDefinition {
-    return this.check(source).definition;
-  }
-
-  private check(source: unknown): { definition: StackDefinition; warnings: ValidationIssue[] } {
-    if (typeof source !== 'string' || source.trim() === '') {
+  /** The normalized definition of a valid file and its warnings; throws like {@link validate}. */
+  parse(request: DefinitionRequest): { definition: StackDefinition; warnings: ValidationIssue[] } {
+    const source = request.source;
+    if (source.trim() === '') {
       throw new AppError(
         400,
         'invalid_yaml',
@@ -45,7 +48,10 @@ export class DefinitionService {
         'The request body is empty: send the stack definition file as the body, with Content-Type application/yaml.',
       );
     }
-    const result = validateDefinition(source);
+    const result = validateDefinition(source, getCatalog(), {
+      ...request.options,
+      defaultStackkit: this.config.defaultStackkit,
+    });
     switch (result.kind) {
       case 'valid':
         return { definition: result.definition, warnings: result.warnings };
@@ -64,6 +70,7 @@ export class DefinitionService {
         throw new ValidationFailedError(
           result.errors.map(toFieldError),
           `The stack definition has ${count} ${count === 1 ? 'error' : 'errors'}.`,
+          result.warnings.map(toFieldError),
         );
       }
     }

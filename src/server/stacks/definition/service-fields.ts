@@ -121,7 +121,7 @@ export function readService(
   };
 }
 
-function readImage(node: YamlNode | undefined, path: string, issues: Issues): string | null {
+export function readImage(node: YamlNode | undefined, path: string, issues: Issues): string | null {
   if (node === undefined) return null;
   const text = asString(node, path, issues, 'image');
   if (text === undefined) return null;

@@ -15,6 +15,7 @@ import { readMonitoring } from './monitoring-fields.js';
 import { asMap, asString, describe, required, warnUnknownKeys } from './node-readers.js';
 import { DNS_LABEL, DNS_LABEL_RULE, readService, type ParsedService } from './service-fields.js';
 import { YamlTreeError, parseYamlTree, type YamlMap, type YamlNode } from './yaml-tree.js';
+import { looksLikeCompose, validateCompose } from '../compose/validate-compose.js';
 
 /**
  * Validates a stack definition file in one pass: every problem is reported with its path, category
@@ -33,8 +34,28 @@ import { YamlTreeError, parseYamlTree, type YamlMap, type YamlNode } from './yam
 
 const TOP_KEYS = ['name', 'stackkit', 'variant', 'services', 'monitoring'];
 
+/**
+ * How a file is to be read besides its text: its format (absent: recognised, CONTRACT.md) and, for a
+ * Compose file, the stack's name, kit and variant when the request gives them, the selected
+ * profiles and the variables interpolation reads.
+ */
+export interface DefinitionOptions {
+  format?: 'stack' | 'compose';
+  name?: string;
+  stackkit?: string;
+  variant?: string;
+  profiles?: readonly string[];
+  variables?: Readonly<Record<string, string>>;
+  /** DEFAULT_STACKKIT: a Compose file's kit when nothing names one. */
+  defaultStackkit?: string;
+}
+
 /** Parses and validates a stack definition file against the (bundled by default) catalogue. */
-export function validateDefinition(source: string, catalog: Catalog = getCatalog()): ValidationResult {
+export function validateDefinition(
+  source: string,
+  catalog: Catalog = getCatalog(),
+  options: DefinitionOptions = {},
+): ValidationResult {
   let root: YamlNode | null;
   try {
     root = parseYamlTree(source);
@@ -45,6 +66,41 @@ export function validateDefinition(source: string, catalog: Catalog = getCatalog
     throw err;
   }
   const issues = new Issues();
+  const format = options.format ?? (looksLikeCompose(root) ? 'compose' : 'stack');
+  if (format === 'compose') {
+    const definition =
+      root === null
+        ? (issues.error('', 'missing_required_field', 'the Compose file is empty', { line: 1, column: 1 }),
+          null)
+        : validateCompose(
+            root,
+            {
+              name: options.name,
+              stackkit: options.stackkit,
+              variant: options.variant,
+              profiles: options.profiles ?? [],
+              variables: options.variables ?? {},
+              defaultStackkit: options.defaultStackkit ?? 'basement-kit',
+            },
+            catalog,
+            issues,
+          );
+    return result(definition, issues);
+  }
+  for (const key of ['name', 'stackkit', 'variant', 'profiles', 'variables'] as const) {
+    const given = options[key];
+    if (
+      given !== undefined &&
+      (!Array.isArray(given) || given.length > 0) &&
+      (typeof given !== 'object' || Array.isArray(given) || Object.keys(given).length > 0)
+    ) {
+      issues.warn(
+        '',
+        `the request's ${key} applies to Compose files only: this file is a stack definition, which names its own`,
+        null,
+      );
+    }
+  }
   return result(validateTree(root, catalog, issues), issues);
 }
 

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { RevisionReading } from '../../../contracts/api/stacks.js';
 import type { StackDefinition } from '../definition/definition.types.js';
 
 @Entity({ name: 'stack_revisions' })
@@ -15,6 +16,14 @@ export class StackRevisionEntity {
 
   @Column({ type: 'jsonb' })
   definition: StackDefinition;
+
+  /** How the file was read (format, and the request's Compose name, kit, variant, profiles); null: ours, as it is. */
+  @Column({ type: 'jsonb', nullable: true })
+  reading: RevisionReading | null;
+
+  /** The Compose variables it was sent with, as JSON sealed by the SecretBox; null: none. */
+  @Column({ name: 'variables_sealed', type: 'text', nullable: true })
+  variablesSealed: string | null;
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
