@@ -1,3 +1,5 @@
+import { existsSync, realpathSync } from 'node:fs';
+import { isAbsolute, resolve, sep } from 'node:path';
 import Docker from 'dockerode';
 import type { Logger } from 'pino';
 import {
@@ -8,6 +10,7 @@ import {
   normalizeStatus,
   observedService,
   parseEnv,
+  volumesOf,
   type ImageDefaults,
   type Ulimit,
 } from './docker-containers.js';
@@ -15,7 +18,14 @@ import type { Driver, EnsureAction, ObservedService, ServiceSpec, StackRef, Step
 import { tarArchive } from './tar-archive.js';
 import { timestampNs, type LogSource } from '../log-shipper.js';
 
-export { DOCKER_LABELS, containerName, networkName, type Ulimit } from './docker-containers.js';
+export {
+  DOCKER_LABELS,
+  anonymousVolumeName,
+  containerName,
+  networkName,
+  volumeName,
+  type Ulimit,
+} from './docker-containers.js';
 
 export interface DockerDriverOptions {
   /** Unix socket of the Docker Engine API; default: `DOCKER_HOST` when it is `unix://…`, else /var/run/docker.sock. */
@@ -32,8 +42,62 @@ export interface DockerDriverOptions {
    * explicit 0.0.0.0 into DNAT rules for the literal address 0.0.0.0/32, which nothing reaches.
    */
   publishAddress?: string;
-  /** Seconds between SIGTERM and SIGKILL when a container is replaced or removed; default 10, 0 kills at once. */
+  /**
+   * Seconds between SIGTERM and SIGKILL when a container is replaced or removed; default 10, 0 kills
+   * at once. A service's own stop_grace_period wins for its containers.
+   */
   stopTimeoutSeconds?: number;
+  /**
+   * Host directories a service may bind-mount (a path inside one of them); none by default, so
+   * every bind is refused (the agent's `--allow-host-path`).
+   */
+  allowHostPaths?: string[];
+}
+
+/** One of our volumes on this node (docs/drivers.md, "Volumes"). */
+export interface VolumeInfo {
+  /** The stack's name for it; an anonymous volume's is its engine name. */
+  name: string;
+  stackId: string;
+  anonymous: boolean;
+  /** The service an anonymous volume belongs to. */
+  service?: string;
+  engineName: string;
+  createdAt: Date | null;
+  /** From the engine's disk usage; null when it does not say. */
+  sizeBytes: number | null;
+}
+
+/**
+ * Throws unless `source` is inside one of `allowed` (after resolving `..`, and symbolic links where
+ * the path exists, on both sides). `/` allows everything; nothing is allowed by default.
+ */
+export function checkHostPath(source: string, allowed: readonly string[]): void {
+  const refuse = () =>
+    new Error(
+      `bind of ${source} is refused: the agent allows host paths only under --allow-host-path directories (${
+        allowed.length > 0 ? allowed.join(', ') : 'none set'
+      })`,
+    );
+  if (!isAbsolute(source)) throw refuse();
+  const candidates = [resolve(source)];
+  const real = realIfExists(source);
+  if (real) candidates.push(real);
+  const dirs = allowed.flatMap((dir) => {
+    const real = realIfExists(dir);
+    return real ? [resolve(dir), real] : [resolve(dir)];
+  });
+  const inside = (path: string) =>
+    dirs.some((dir) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep));
+  if (!candidates.every(inside)) throw refuse();
+}
+
+function realIfExists(path: string): string | undefined {
+  try {
+    return existsSync(path) ? realpathSync(path) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `DOCKER_HOST=unix:///path` gives /path; anything else (tcp, unset) the usual socket. */
@@ -64,6 +128,8 @@ interface Managed {
   service: string;
   digest: string;
   state: string;
+  /** The service's own stop timeout in seconds (label), else undefined: the driver's. */
+  stopTimeout: number | undefined;
 }
 
 export class DockerDriver implements Driver<Managed[]> {
@@ -74,6 +140,7 @@ export class DockerDriver implements Driver<Managed[]> {
   private readonly ulimits: Ulimit[];
   private readonly publishAddress: string;
   private readonly stopTimeout: number;
+  private readonly allowHostPaths: string[];
 
   constructor(options: DockerDriverOptions) {
     this.socketPath = options.socketPath ?? defaultDockerSocket(undefined);
@@ -82,6 +149,7 @@ export class DockerDriver implements Driver<Managed[]> {
     this.ulimits = options.ulimits ?? [];
     this.publishAddress = options.publishAddress ?? '';
     this.stopTimeout = options.stopTimeoutSeconds ?? 10;
+    this.allowHostPaths = options.allowHostPaths ?? [];
   }
 
   /** The stack's containers (any state), one list per service: leftovers of one service are removed by ensure. */
@@ -112,6 +180,47 @@ export class DockerDriver implements Driver<Managed[]> {
     } catch (err) {
       throw this.failed(stack, service, err);
     }
+  }
+
+  /** The stack's named and anonymous volumes go (by the stack-id label); none there is fine. */
+  async removeVolumes(stack: StackRef, ctx: StepContext): Promise<void> {
+    const volumes = await this.ourVolumes(stack.id);
+    for (const volume of volumes) {
+      try {
+        await this.docker.getVolume(volume.Name).remove();
+        ctx.log(`removed volume ${volume.Name}`);
+      } catch (err) {
+        if (statusCode(err) !== 404)
+          throw new Error(`volume ${volume.Name} could not be removed: ${describe(err)}`, { cause: err });
+      }
+    }
+  }
+
+  /** Our volumes on this node (all stacks'), with their sizes where the engine reports them. */
+  async listVolumes(): Promise<VolumeInfo[]> {
+    const volumes = await this.ourVolumes();
+    const df = await this.engine('disk usage', () => this.docker.df() as Promise<DiskUsage>);
+    const sizes = new Map<string, number>();
+    for (const v of df.Volumes ?? []) {
+      const size = v.UsageData?.Size;
+      if (typeof size === 'number' && size >= 0) sizes.set(v.Name, size);
+    }
+    return volumes
+      .map((v) => {
+        const labels = v.Labels ?? {};
+        const anonymous = labels[DOCKER_LABELS.anonymous] === 'true';
+        const created = (v as { CreatedAt?: string }).CreatedAt;
+        return {
+          name: labels[DOCKER_LABELS.volume] ?? v.Name,
+          stackId: labels[DOCKER_LABELS.stackId] ?? '',
+          anonymous,
+          ...(anonymous && labels[DOCKER_LABELS.service] ? { service: labels[DOCKER_LABELS.service] } : {}),
+          engineName: v.Name,
+          createdAt: created ? new Date(created) : null,
+          sizeBytes: sizes.get(v.Name) ?? null,
+        };
+      })
+      .sort((a, b) => (a.engineName < b.engineName ? -1 : a.engineName > b.engineName ? 1 : 0));
   }
 
   async observe(): Promise<ObservedService[]> {
@@ -179,6 +288,8 @@ export class DockerDriver implements Driver<Managed[]> {
     ctx: StepContext & { replace: boolean },
   ): Promise<EnsureAction> {
     const say = (line: string) => ctx.log(`${spec.name}: ${line}`);
+    // Before anything changes: a refused bind must not take the running container down.
+    for (const v of spec.volumes ?? []) if (v.type === 'bind') checkHostPath(v.source, this.allowHostPaths);
     // Prefer a running container with the desired digest; any others are leftovers.
     const ranked = [...containers].sort((a, b) => rank(b, spec.digest) - rank(a, spec.digest));
     const [current, ...extra] = ranked;
@@ -208,6 +319,7 @@ export class DockerDriver implements Driver<Managed[]> {
       await this.removeContainer(current);
     }
     await this.ensureNetwork(stack);
+    for (const volume of volumesOf(stack, spec)) await this.ensureVolume(volume.name, volume.labels, say);
     const name = containerName(stack.id, spec.name);
     say(`creating ${name} from ${spec.image}`);
     const container = await this.docker.createContainer(
@@ -255,6 +367,44 @@ export class DockerDriver implements Driver<Managed[]> {
     }
   }
 
+  /** A volume of the stack, made on first use; one already there (this stack's) is reused as it is. */
+  private async ensureVolume(
+    name: string,
+    labels: Record<string, string>,
+    say: (line: string) => void,
+  ): Promise<void> {
+    try {
+      const existing = (await this.docker.getVolume(name).inspect()) as { Labels?: Record<string, string> };
+      const owner = existing.Labels?.[DOCKER_LABELS.stackId];
+      if (owner !== labels[DOCKER_LABELS.stackId])
+        throw new Error(
+          `volume ${name} exists but is not this stack's (stack-id label ${owner ?? 'missing'})`,
+        );
+      return;
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
+    say(`creating volume ${name}`);
+    try {
+      await this.docker.createVolume({ Name: name, Driver: 'local', Labels: labels });
+    } catch (err) {
+      if (statusCode(err) !== 409) throw err; // made meanwhile
+    }
+  }
+
+  /** Our volumes, all or one stack's. */
+  private async ourVolumes(stackId?: string): Promise<Docker.VolumeInspectInfo[]> {
+    const label = [`${DOCKER_LABELS.managed}=true`];
+    if (stackId) label.push(`${DOCKER_LABELS.stackId}=${stackId}`);
+    const list = await this.engine('list volumes', () => this.docker.listVolumes({ filters: { label } }));
+    // Filtered again here: an engine that ignored a filter must not make us remove another's volume.
+    return (list.Volumes ?? []).filter(
+      (v) =>
+        v.Labels?.[DOCKER_LABELS.managed] === 'true' &&
+        (stackId === undefined || v.Labels[DOCKER_LABELS.stackId] === stackId),
+    );
+  }
+
   /** After the stack's last container: its network goes too. Gone already is fine. */
   private async removeNetwork(stack: StackRef, ctx: StepContext): Promise<void> {
     try {
@@ -275,9 +425,10 @@ export class DockerDriver implements Driver<Managed[]> {
   /** Graceful stop (SIGTERM, then SIGKILL after the timeout), then forced removal. Gone already is fine. */
   private async removeContainer(target: Managed): Promise<void> {
     const container = this.docker.getContainer(target.id);
+    const timeout = target.stopTimeout ?? this.stopTimeout;
     try {
-      if (this.stopTimeout > 0 && (target.state === 'running' || target.state === 'restarting')) {
-        await container.stop({ t: this.stopTimeout }).catch((err: unknown) => {
+      if (timeout > 0 && (target.state === 'running' || target.state === 'restarting')) {
+        await container.stop({ t: timeout }).catch((err: unknown) => {
           if (statusCode(err) !== 304) throw err; // 304: already stopped
         });
       }
@@ -329,6 +480,7 @@ export class DockerDriver implements Driver<Managed[]> {
       service: c.Labels[DOCKER_LABELS.service] ?? '',
       digest: c.Labels[DOCKER_LABELS.digest] ?? '',
       state: normalizeStatus(c.State),
+      stopTimeout: stopTimeoutLabel(c.Labels[DOCKER_LABELS.stopTimeout]),
     }));
   }
 
@@ -397,6 +549,16 @@ interface PullEvent {
   status?: string;
   error?: string;
   errorDetail?: { message?: string };
+}
+
+/** What `/system/df` says of volumes (dockerode types it `any`). */
+interface DiskUsage {
+  Volumes?: { Name: string; UsageData?: { Size?: number } | null }[] | null;
+}
+
+function stopTimeoutLabel(label: string | undefined): number | undefined {
+  const seconds = Number(label);
+  return label && Number.isInteger(seconds) && seconds > 0 ? seconds : undefined;
 }
 
 function groupByService(containers: Managed[]): Map<string, Managed[]> {

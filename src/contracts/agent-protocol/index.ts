@@ -94,6 +94,8 @@ export interface HelloMsg {
   memory_bytes: number;
   active_job_ids: string[];
   probe_port: number;
+  /** Absent from older agents: none. */
+  allowed_host_paths?: string[];
 }
 
 export interface HeartbeatMsg {
