@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from 'node:fs';
-import { isAbsolute, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import Docker from 'dockerode';
 import type { Logger } from 'pino';
 import {
@@ -92,11 +92,23 @@ export function checkHostPath(source: string, allowed: readonly string[]): void 
   if (!candidates.every(inside)) throw refuse();
 }
 
+/**
+ * The path with symbolic links resolved as far as it exists (the engine follows them when it
+ * mounts): the real path of its longest existing ancestor, with the rest appended.
+ */
 function realIfExists(path: string): string | undefined {
-  try {
-    return existsSync(path) ? realpathSync(path) : undefined;
-  } catch {
-    return undefined;
+  let head = resolve(path);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      if (existsSync(head)) return join(realpathSync(head), ...rest.reverse());
+    } catch {
+      return undefined;
+    }
+    const parent = dirname(head);
+    if (parent === head) return undefined;
+    rest.push(basename(head));
+    head = parent;
   }
 }
 
