@@ -95,6 +95,12 @@ describe('docker driver volumes against podman', () => {
       log: pino({ level: 'silent' }),
       // busybox sleep as PID 1 ignores SIGTERM: do not wait the default 10 s on replace.
       stopTimeoutSeconds: 1,
+      // As docker-driver.e2e-spec.ts: podman-setup.sh's defaults would be replaced by a service's
+      // own ulimits, and this process may not grant the engine's nproc.
+      ulimits: [
+        { name: 'nofile', soft: 1000, hard: 1000 },
+        { name: 'nproc', soft: 1000, hard: 1000 },
+      ],
       allowHostPaths: [hostDir],
     });
   });
@@ -239,5 +245,74 @@ describe('docker driver volumes against podman', () => {
     expect(scratch).toMatch(/^tmpfs \/scratch tmpfs .*size=8192k/);
     await destroyStack(driver, stack, { ...ctx, deleteVolumes: true });
     expect(await stackVolumes(stack.id)).toEqual([]);
+  });
+
+  it('applies the container options: entrypoint, user, working dir, hostname, labels, aliases, hosts, init, read-only root, limits', async () => {
+    const stack = newStack();
+    const name = containerName(stack.id, 'opts');
+    const spec = containerSpec('opts', {
+      command: ['-c', 'exec sleep 3600'],
+      cpu: 0.5,
+      memory_bytes: 64 * 1024 * 1024,
+      container: {
+        entrypoint: ['sh'],
+        entrypoint_set: true,
+        user: '65534:65534',
+        working_dir: '/tmp',
+        hostname: 'optbox',
+        labels: { team: 'shop', [LABEL_STACK]: 'forged' },
+        aliases: ['alias-one'],
+        extra_hosts: ['db.example:10.1.2.3'],
+        stop_signal: 'SIGINT',
+        stop_grace_period_ms: 2000,
+        init: true,
+        read_only: true,
+        shm_size_bytes: 16 * 1024 * 1024,
+        ulimits: [{ name: 'nofile', soft: 777, hard: 777 }],
+        expose: [9100],
+        memory_reservation_bytes: 32 * 1024 * 1024,
+        restart_max_retries: 4,
+        uncapped: true,
+      },
+    });
+    expect(await reconcile(driver, stack, [spec], ctx)).toMatchObject([{ action: 'created', error: '' }]);
+    const info = JSON.parse(await podman(['container', 'inspect', name]))[0] as {
+      Config: { Labels: Record<string, string>; Entrypoint: string[] | string; StopSignal: string | number };
+      HostConfig: {
+        Init: boolean;
+        ReadonlyRootfs: boolean;
+        NanoCpus: number;
+        Memory: number;
+        MemoryReservation: number;
+        ShmSize: number;
+        RestartPolicy: { Name: string; MaximumRetryCount: number };
+        ExtraHosts: string[];
+      };
+    };
+    expect(info.Config.Labels).toMatchObject({ team: 'shop', [LABEL_STACK]: stack.id });
+    expect(info.HostConfig).toMatchObject({
+      Init: true,
+      ReadonlyRootfs: true,
+      NanoCpus: 0,
+      Memory: 0,
+      MemoryReservation: 32 * 1024 * 1024,
+      ShmSize: 16 * 1024 * 1024,
+      RestartPolicy: { Name: 'on-failure', MaximumRetryCount: 4 },
+      ExtraHosts: ['db.example:10.1.2.3'],
+    });
+    expect(await podman(['exec', name, 'sh', '-c', 'id -u; pwd; hostname; ulimit -n; ulimit -u'])).toBe(
+      '65534\n/tmp\noptbox\n777\n1000',
+    );
+    expect(await podman(['exec', name, 'grep', 'db.example', '/etc/hosts'])).toContain('10.1.2.3');
+    await expect(podman(['exec', name, 'touch', '/root-file'])).rejects.toThrow(/read-only/i);
+    // The network alias beside the service name: a second container on the stack's network finds it.
+    await reconcile(driver, stack, [spec, containerSpec('peer')], ctx);
+    expect(await podman(['exec', containerName(stack.id, 'peer'), 'nslookup', 'alias-one'])).toMatch(
+      /Address/,
+    );
+    // Observe reports the cpu and memory it counts at, not the absent limits (no drift).
+    const observed = (await driver.observe()).find((o) => o.stackId === stack.id && o.name === 'opts');
+    expect(observed?.actual).toMatchObject({ cpu: 0.5, memory_bytes: 64 * 1024 * 1024 });
+    await destroyStack(driver, stack, ctx);
   });
 });
