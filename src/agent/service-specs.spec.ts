@@ -2,20 +2,19 @@ import { describe, expect, it } from 'vitest';
 import type { ServiceSpecMsg } from '../contracts/agent-protocol/index.js';
 import { resolveServices } from './service-specs.js';
 
-const msg = (over: Partial<ServiceSpecMsg> = {}): ServiceSpecMsg =>
-  ({
-    name: 'web',
-    image: 'busybox',
-    command: [],
-    env: {},
-    ports: [],
-    cpu: 0,
-    memory_bytes: 0,
-    restart: 'on-failure',
-    health_check: null,
-    digest: 'sha256:web',
-    ...over,
-  }) as ServiceSpecMsg;
+const msg = (over: Partial<ServiceSpecMsg> = {}): ServiceSpecMsg => ({
+  name: 'web',
+  image: 'busybox',
+  command: [],
+  env: {},
+  ports: [],
+  cpu: 0,
+  memory_bytes: 0,
+  restart: 'on-failure',
+  health_check: null,
+  digest: 'sha256:web',
+  ...over,
+});
 
 describe('resolveServices', () => {
   it('passes volumes and container options on, and defaults them for specs without them', () => {

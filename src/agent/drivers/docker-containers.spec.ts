@@ -9,6 +9,7 @@ import {
   createOptions,
   mergeUlimits,
   observedService,
+  type Ulimit,
   volumeName,
   volumesOf,
 } from './docker-containers.js';
@@ -53,7 +54,7 @@ const none: ContainerOptions = {
   uncapped: false,
 };
 
-const host = { publishAddress: '', ulimits: [] };
+const host: { publishAddress: string; ulimits: Ulimit[] } = { publishAddress: '', ulimits: [] };
 const options = (over: Partial<ServiceSpec>, agent = host) => createOptions(stack, spec(over), 'c', agent);
 const withContainer = (c: Partial<ContainerOptions>, agent = host) =>
   options({ container: { ...none, ...c } }, agent);
