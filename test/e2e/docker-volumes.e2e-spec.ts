@@ -315,4 +315,31 @@ describe('docker driver volumes against podman', () => {
     expect(observed?.actual).toMatchObject({ cpu: 0.5, memory_bytes: 64 * 1024 * 1024 });
     await destroyStack(driver, stack, ctx);
   });
+
+  it('reuses a volume made by hand (and leaves it on delete_volumes) but refuses one of another stack', async () => {
+    const stack = newStack();
+    const manual = volumeName(stack.id, 'manual');
+    const foreign = volumeName(stack.id, 'foreign');
+    await podman(['volume', 'create', manual]);
+    await podman(['volume', 'create', '--label', `${LABEL_STACK}=${randomUUID()}`, foreign]);
+    try {
+      const name = containerName(stack.id, 'app');
+      const app = writer('app', '/m/x', 'manual', { volumes: [volume('/m', 'manual')] });
+      expect(await reconcile(driver, stack, [app], ctx)).toMatchObject([{ action: 'created', ok: true }]);
+      expect(await readIn(name, '/m/x')).toBe('manual');
+      expect(lines.some((l) => l.includes(`volume ${manual} was not made by the agent`))).toBe(true);
+
+      const other = containerSpec('app', { digest: 'sha256:app-2', volumes: [volume('/f', 'foreign')] });
+      const [result] = await reconcile(driver, stack, [other], ctx);
+      expect(result.error).toMatch(new RegExp(`^volume ${foreign} belongs to another stack`));
+      // Refused before the running container was touched.
+      expect(await readIn(name, '/m/x')).toBe('manual');
+
+      await destroyStack(driver, stack, { ...ctx, deleteVolumes: true });
+      expect(await volumeExists(manual)).toBe(true);
+      expect(await volumeExists(foreign)).toBe(true);
+    } finally {
+      await podman(['volume', 'rm', '-f', manual, foreign]);
+    }
+  });
 });

@@ -326,12 +326,13 @@ export class DockerDriver implements Driver<Managed[]> {
     }
     // The image first: a missing image must not take the running container down with it.
     await this.ensureImage(spec.image, say, ctx.signal);
+    // The volumes too: one that cannot be had (another stack's) leaves the old container running.
+    for (const volume of volumesOf(stack, spec)) await this.ensureVolume(volume.name, volume.labels, say);
     if (current) {
       say(`replacing ${current.name} (digest ${current.digest || 'none'} -> ${spec.digest})`);
       await this.removeContainer(current);
     }
     await this.ensureNetwork(stack);
-    for (const volume of volumesOf(stack, spec)) await this.ensureVolume(volume.name, volume.labels, say);
     const name = containerName(stack.id, spec.name);
     say(`creating ${name} from ${spec.image}`);
     const container = await this.docker.createContainer(
@@ -379,23 +380,29 @@ export class DockerDriver implements Driver<Managed[]> {
     }
   }
 
-  /** A volume of the stack, made on first use; one already there (this stack's) is reused as it is. */
+  /**
+   * A volume of the stack, made on first use; one already there is reused as it is. One made by
+   * hand (no stack-id label) is reused too, as Compose does, and stays when the stack's volumes are
+   * removed (they go by label); one labelled for another stack is refused.
+   */
   private async ensureVolume(
     name: string,
     labels: Record<string, string>,
     say: (line: string) => void,
   ): Promise<void> {
+    let owner: string | undefined;
     try {
-      const existing = (await this.docker.getVolume(name).inspect()) as { Labels?: Record<string, string> };
-      const owner = existing.Labels?.[DOCKER_LABELS.stackId];
-      if (owner !== labels[DOCKER_LABELS.stackId])
-        throw new Error(
-          `volume ${name} exists but is not this stack's (stack-id label ${owner ?? 'missing'})`,
-        );
-      return;
+      const existing = (await this.docker.getVolume(name).inspect()) as {
+        Labels?: Record<string, string> | null;
+      };
+      owner = existing.Labels?.[DOCKER_LABELS.stackId] ?? '';
     } catch (err) {
       if (statusCode(err) !== 404) throw err;
     }
+    if (owner === '')
+      say(`volume ${name} was not made by the agent: using it; it is not removed with the stack`);
+    if (owner === '' || owner === labels[DOCKER_LABELS.stackId]) return;
+    if (owner !== undefined) throw new Error(`volume ${name} belongs to another stack (${owner})`);
     say(`creating volume ${name}`);
     try {
       await this.docker.createVolume({ Name: name, Driver: 'local', Labels: labels });
