@@ -1,5 +1,5 @@
-import type { MetricsSpecMsg, ServiceSpecMsg, VolumeMountMsg } from '../contracts/agent-protocol/index.js';
-import type { HealthCheckSpec, ServiceSpec, VolumeMount } from './drivers/driver.js';
+import type { MetricsSpecMsg, ServiceSpecMsg } from '../contracts/agent-protocol/index.js';
+import type { HealthCheckSpec, ServiceSpec } from './drivers/driver.js';
 
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
@@ -49,7 +49,10 @@ export function resolveServices(
 }
 
 /** A mount of an unknown type throws: a driver must not drop what it does not know. */
-function volumeMount(service: string, v: VolumeMountMsg): VolumeMount {
+function volumeMount(
+  service: string,
+  v: NonNullable<ServiceSpecMsg['volumes']>[number],
+): NonNullable<ServiceSpec['volumes']>[number] {
   if (v.type !== 'volume' && v.type !== 'bind' && v.type !== 'tmpfs')
     throw new Error(`${service}: unknown mount type ${JSON.stringify(v.type)} for ${v.target}`);
   return { ...v, type: v.type, size_bytes: v.size_bytes || 0 };
