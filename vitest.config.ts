@@ -42,6 +42,10 @@ const POSTGRES_ONLY = [
   'test/e2e/docker-driver.e2e-spec.ts',
   'test/e2e/stacks-docker.e2e-spec.ts',
   'test/e2e/reconcile-drivers.e2e-spec.ts',
+  // The same driver's volumes, container options, command checks and start conditions: the
+  // Compose stacks that use them run on both databases (compose-stacks-docker.e2e).
+  'test/e2e/docker-volumes.e2e-spec.ts',
+  'test/e2e/docker-health-conditions.e2e-spec.ts',
   // Waits out the reconnect storm's margin (45 s) twice: 71 s, mostly asleep, about the agent
   // port's admission; the lease marker it reads is covered on both databases by leases.e2e.
   'test/e2e/storm-grace.e2e-spec.ts',

@@ -74,6 +74,8 @@ export interface AgentOptions {
   /** Docker driver: the Engine API socket, and ulimits for every container (`nofile=1024:1024`). */
   dockerSocket?: string;
   dockerUlimits?: string;
+  /** Docker driver: the host directories services may bind-mount (--allow-host-path); none by default. */
+  allowHostPaths?: string[];
   /** The agent's environment (read once by main): PATH, DOCKER_HOST and `${NAME}` values. */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -149,6 +151,7 @@ export class Agent {
         socketPath: this.dockerSocket,
         log,
         ulimits: options.dockerUlimits ? parseUlimits(options.dockerUlimits) : undefined,
+        allowHostPaths: options.allowHostPaths,
       });
       driver = docker;
       shipper = new LogShipper(docker.logSource(), log.child({ component: 'log-shipper' }));
@@ -381,6 +384,8 @@ export class Agent {
           cpu_cores: cpus().length,
           memory_bytes: totalmem(),
           active_job_ids: this.runner.activeJobIds(),
+          // Binds only exist on docker; a process agent allows none.
+          allowed_host_paths: this.options.driver === 'docker' ? (this.options.allowHostPaths ?? []) : [],
         },
       });
     });

@@ -12,7 +12,7 @@ import {
 import { MAX_JOB_ERROR_CHARS, MAX_STATE_REPORT_BYTES } from '../contracts/agent-protocol/limits.js';
 import { DesiredStateStore, type StackRecord } from './desired-state.js';
 import type { ApplyContext, Driver, ServiceResult, StackRef } from './drivers/driver.js';
-import { destroyStack, reconcile } from './drivers/reconcile.js';
+import { VolumesNotRemovedError, destroyStack, reconcile } from './drivers/reconcile.js';
 import { HealthChecker, startConditionHooks } from './health-checker.js';
 import { JobOutput } from './job-output.js';
 import type { LogShipper } from './log-shipper.js';
@@ -242,7 +242,11 @@ export class JobRunner {
   private readonly stackOfFinal = new Map<string, string>();
 
   private async run(job: ActiveJob, command: JobCommandMsg): Promise<void> {
-    const stack: StackRef = { id: command.stack_id, name: command.stack_name };
+    const stack: StackRef = {
+      id: command.stack_id,
+      name: command.stack_name,
+      ...(/^[0-9a-f]{12}$/.test(command.volume_scope ?? '') ? { volumeScope: command.volume_scope } : {}),
+    };
     const output = new JobOutput(job.id, (event) => this.event(event));
     const timeoutMs = Math.max(1000, command.timeout_ms || 600_000);
     const timeout = setTimeout(() => {
@@ -256,7 +260,8 @@ export class JobRunner {
     let outcome: Outcome = { results: [], error: '' };
     try {
       const ctx = output.context(job.abort.signal);
-      if (command.type === 'destroy') outcome = await this.destroy(stack, ctx);
+      if (command.type === 'destroy')
+        outcome = await this.destroy(stack, { ...ctx, deleteVolumes: command.delete_volumes === true });
       else if (command.type === 'provision') outcome = await this.provision(stack, command, ctx);
       else outcome.error = `unknown job type ${command.type}`;
     } catch (err) {
@@ -269,12 +274,21 @@ export class JobRunner {
   }
 
   private async destroy(stack: StackRef, ctx: ApplyContext): Promise<Outcome> {
-    ctx.log(`destroying stack ${stack.name}`);
-    const results = await destroyStack(this.driver, stack, ctx);
+    ctx.log(`destroying stack ${stack.name}${ctx.deleteVolumes ? ' and its volumes' : ''}`);
+    let results: ServiceResult[];
+    let error = '';
+    try {
+      results = await destroyStack(this.driver, stack, ctx);
+    } catch (err) {
+      // The services are gone, so the stack is forgotten here; the job fails for its volumes.
+      if (!(err instanceof VolumesNotRemovedError)) throw err;
+      results = err.results;
+      error = err.message;
+    }
     this.unwatch(stack.id);
     if (!ctx.signal.aborted) this.shipper?.set(stack, null);
     if (!ctx.signal.aborted) this.store.delete(stack.id);
-    return { results, error: '' };
+    return { results, error };
   }
 
   private async provision(stack: StackRef, command: JobCommandMsg, ctx: ApplyContext): Promise<Outcome> {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, FatalAgentError } from './agent.js';
 import { parseUlimits } from './drivers/docker.driver.js';
@@ -12,12 +12,24 @@ const USAGE = `usage: stack-agent --server URL[,URL...] [--token-file FILE] [--d
                    [--address ADDRESS] [--agent-endpoint HOST:PORT[,HOST:PORT...]] [--log-level LEVEL]
                    [--probe-port PORT (5264; 0: any; off: none)] [--probe-bind HOST (0.0.0.0)]
                    [--docker-socket PATH] [--docker-ulimits nofile=1024:1024,...]
+                   [--allow-host-path DIR ...]
 --server and --agent-endpoint may be repeated or hold comma-separated lists (one per replica, or
 names that resolve to several); the agent moves on to the next when one fails.
 The join token comes from --token-file, or the environment variable STACK_AGENT_TOKEN, or
---token TOKEN (which any local user can read in the process list: avoid it).`;
+--token TOKEN (which any local user can read in the process list: avoid it).
+--allow-host-path (repeatable; or STACK_AGENT_ALLOW_HOST_PATH, a list separated by ':') names the
+host directories docker services may bind-mount; without it every bind is refused.`;
 
 const TOKEN_ENV = 'STACK_AGENT_TOKEN';
+const ALLOW_HOST_PATH_ENV = 'STACK_AGENT_ALLOW_HOST_PATH';
+
+/** The bind-mount allowlist from --allow-host-path and the environment: absolute, resolved, unique. */
+function allowedHostPaths(args: string[], env: NodeJS.ProcessEnv): string[] {
+  const given = [...args, ...(env[ALLOW_HOST_PATH_ENV] ?? '').split(':')].filter(Boolean);
+  for (const dir of given)
+    if (!isAbsolute(dir)) fail(`--allow-host-path wants an absolute directory, got ${dir}`);
+  return [...new Set(given.map((dir) => resolve(dir)))];
+}
 
 /** The join token from at most one of its three sources; empty when none is given. */
 function joinToken(file: string | undefined, arg: string | undefined, env: NodeJS.ProcessEnv): string {
@@ -63,6 +75,7 @@ function main(): void {
         'log-level': { type: 'string', default: 'info' },
         'docker-socket': { type: 'string' },
         'docker-ulimits': { type: 'string' },
+        'allow-host-path': { type: 'string', multiple: true, default: [] },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -111,6 +124,7 @@ function main(): void {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
     version: string;
   };
+  const allowHostPaths = allowedHostPaths(values['allow-host-path'], process.env);
   const token = joinToken(values['token-file'], values.token, process.env);
   // The agent's one read of its environment. The join token is not passed on: a stack's ${NAME}
   // values come from this environment, and no stack may read the token.
@@ -131,6 +145,7 @@ function main(): void {
       agentEndpoints,
       dockerSocket: values['docker-socket'],
       dockerUlimits: values['docker-ulimits'],
+      allowHostPaths,
       env,
       probe:
         values['probe-port'] === 'off'

@@ -42,9 +42,21 @@ export function resolveServices(
       digest: s.digest,
       files: s.files ?? [],
       start_conditions: s.start_conditions ?? [],
+      volumes: (s.volumes ?? []).map((v) => volumeMount(s.name, v)),
+      container: s.container ?? null,
     });
   }
   return specs;
+}
+
+/** A mount of an unknown type throws: a driver must not drop what it does not know. */
+function volumeMount(
+  service: string,
+  v: NonNullable<ServiceSpecMsg['volumes']>[number],
+): NonNullable<ServiceSpec['volumes']>[number] {
+  if (v.type !== 'volume' && v.type !== 'bind' && v.type !== 'tmpfs')
+    throw new Error(`${service}: unknown mount type ${JSON.stringify(v.type)} for ${v.target}`);
+  return { ...v, type: v.type, size_bytes: v.size_bytes || 0 };
 }
 
 /** The health checks of the services that have one (name -> check): an HTTP port or a command. */

@@ -2,9 +2,18 @@
  * A service as a container and back: the create options the docker driver sends for a ServiceSpec,
  * and what an inspected container says in the interface's words (for the state report and drift).
  */
+import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type Docker from 'dockerode';
-import type { EffectiveConfig, ObservedService, PortSpec, ServiceSpec, StackRef } from './driver.js';
+import type {
+  EffectiveConfig,
+  ObservedService,
+  PortSpec,
+  ServiceSpec,
+  StackRef,
+  VolumeMount,
+} from './driver.js';
+import { volumeKey } from './driver.js';
 
 /** The labels that mark a container as ours; docs/drivers.md lists what each one holds. */
 export const DOCKER_LABELS = {
@@ -17,6 +26,19 @@ export const DOCKER_LABELS = {
   envKeys: 'io.stack-orchestrator.env-keys',
   /** `true` when the driver set `Cmd`; without it the container runs the image's own command. */
   commandSet: 'io.stack-orchestrator.command-set',
+  /** On a volume: the volume scope it is named in (StackRef.volumeScope, or the stack id's 12 hex). */
+  volumeScope: 'io.stack-orchestrator.volume-scope',
+  /** On a volume: the stack's name for it (the engine's name is volumeName's). */
+  volume: 'io.stack-orchestrator.volume',
+  /** On a volume: `true` for a service's anonymous volume (which also carries `service`). */
+  anonymous: 'io.stack-orchestrator.anonymous',
+  /** Seconds a stop waits before SIGKILL, when the service set its own (stop_grace_period). */
+  stopTimeout: 'io.stack-orchestrator.stop-timeout',
+  /**
+   * JSON `{cpu, memory_bytes}` of an uncapped service: what it counts at, reported as its actual
+   * configuration while the container carries no limits, so it is not drift.
+   */
+  uncapped: 'io.stack-orchestrator.uncapped',
 } as const;
 
 export interface Ulimit {
@@ -27,7 +49,7 @@ export interface Ulimit {
 
 /** `so-<first 12 hex digits of the stack id>-<service>`: unique per node, readable in `docker ps`. */
 export function containerName(stackId: string, service: string): string {
-  return `so-${stackId.replace(/-/g, '').slice(0, 12)}-${service}`;
+  return `${stackPrefix(stackId)}-${service}`;
 }
 
 /**
@@ -36,7 +58,106 @@ export function containerName(stackId: string, service: string): string {
  * containers reach the services they scrape and each other.
  */
 export function networkName(stackId: string): string {
-  return `so-${stackId.replace(/-/g, '').slice(0, 12)}`;
+  return stackPrefix(stackId);
+}
+
+const stackPrefix = (stackId: string) => `so-${stackId.replace(/-/g, '').slice(0, 12)}`;
+
+/**
+ * `so-<scope>_<volume>`: the engine's name of one of the stack's named volumes, `key` its volume
+ * scope (or, without one, its id: the first 12 hex digits).
+ */
+export function volumeName(key: string, volume: string): string {
+  return `${stackPrefix(key)}_${volume}`;
+}
+
+/** The scope label's value: the 12 hex digits the volume names carry. */
+export const scopeLabel = (stack: StackRef): string => stackPrefix(volumeKey(stack)).slice(3);
+
+/**
+ * `so-<12 hex>_<service>_anon_<first 12 hex of sha256(target)>`: a service's anonymous volume at
+ * `target`, named so that the container replacing this one mounts the same volume (Compose
+ * recreates a container "with the previous container's anonymous volumes").
+ */
+export function anonymousVolumeName(key: string, service: string, target: string): string {
+  const hash = createHash('sha256').update(target).digest('hex').slice(0, 12);
+  return `${stackPrefix(key)}_${service}_anon_${hash}`;
+}
+
+/** The engine volume a `volume` mount uses, with the labels it is created with when missing. */
+export interface VolumeToCreate {
+  name: string;
+  labels: Record<string, string>;
+}
+
+/** The engine volumes `spec` mounts (named and anonymous), to create before the container. */
+export function volumesOf(stack: StackRef, spec: ServiceSpec): VolumeToCreate[] {
+  return (spec.volumes ?? [])
+    .filter((v) => v.type === 'volume')
+    .map((v) => {
+      const labels: Record<string, string> = {
+        [DOCKER_LABELS.managed]: 'true',
+        [DOCKER_LABELS.stackId]: stack.id,
+        [DOCKER_LABELS.stackName]: stack.name,
+        [DOCKER_LABELS.volumeScope]: scopeLabel(stack),
+      };
+      const key = volumeKey(stack);
+      if (v.source)
+        return {
+          name: volumeName(key, v.source),
+          labels: { ...labels, [DOCKER_LABELS.volume]: v.source },
+        };
+      return {
+        name: anonymousVolumeName(key, spec.name, v.target),
+        labels: {
+          ...labels,
+          [DOCKER_LABELS.volume]: anonymousVolumeName(key, spec.name, v.target),
+          [DOCKER_LABELS.anonymous]: 'true',
+          [DOCKER_LABELS.service]: spec.name,
+        },
+      };
+    });
+}
+
+/** The engine's mount for one of the service's volumes (HostConfig.Mounts). */
+function mount(stack: StackRef, service: string, v: VolumeMount): Docker.MountSettings {
+  switch (v.type) {
+    case 'volume':
+      return {
+        Type: 'volume',
+        Source: v.source
+          ? volumeName(volumeKey(stack), v.source)
+          : anonymousVolumeName(volumeKey(stack), service, v.target),
+        Target: v.target,
+        ReadOnly: v.read_only,
+      };
+    case 'bind':
+      return { Type: 'bind', Source: v.source, Target: v.target, ReadOnly: v.read_only };
+    case 'tmpfs':
+      return {
+        Type: 'tmpfs',
+        Source: '',
+        Target: v.target,
+        ReadOnly: v.read_only,
+        // Typed with a required Mode by @types/dockerode; the engine's default (1777) stays.
+        ...(v.size_bytes > 0
+          ? { TmpfsOptions: { SizeBytes: v.size_bytes } as Docker.MountSettings['TmpfsOptions'] }
+          : {}),
+      };
+  }
+}
+
+/** The agent's ulimits with the service's over them (the service wins per name). */
+export function mergeUlimits(agent: Ulimit[], service: Ulimit[]): Ulimit[] {
+  const merged = new Map(agent.map((u) => [u.name, u]));
+  for (const u of service) merged.set(u.name, u);
+  return [...merged.values()];
+}
+
+/** The service's own stop timeout in seconds (its stop_grace_period), or undefined for the driver's. */
+export function stopTimeoutOf(spec: ServiceSpec): number | undefined {
+  const ms = spec.container?.stop_grace_period_ms ?? 0;
+  return ms > 0 ? Math.ceil(ms / 1000) : undefined;
 }
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';
@@ -48,6 +169,7 @@ export function createOptions(
   name: string,
   host: { publishAddress: string; ulimits: Ulimit[] },
 ): Docker.ContainerCreateOptions {
+  const c = spec.container ?? null;
   const exposed: Record<string, object> = {};
   const bindings: Record<string, { HostIp: string; HostPort: string }[]> = {};
   for (const port of spec.ports) {
@@ -59,14 +181,29 @@ export function createOptions(
       HostPort: port.host ? String(port.host) : '',
     });
   }
+  for (const port of c?.expose ?? []) exposed[`${port}/tcp`] ??= {};
   const envKeys = Object.keys(spec.env).sort();
   const network = networkName(stack.id);
+  const ulimits = mergeUlimits(host.ulimits, c?.ulimits ?? []);
+  const mounts = (spec.volumes ?? []).map((v) => mount(stack, spec.name, v));
+  const stopTimeout = stopTimeoutOf(spec);
+  const uncapped = c?.uncapped === true;
+  const cpuCap = uncapped ? (c.cpu_limit ?? 0) : spec.cpu;
+  const memoryCap = uncapped ? (c.memory_limit_bytes ?? 0) : spec.memory_bytes;
   return {
     name,
     Image: spec.image,
     ...(spec.command.length > 0 ? { Cmd: spec.command } : {}),
+    ...(c?.entrypoint_set ? { Entrypoint: c.entrypoint } : {}),
+    ...(c?.user ? { User: c.user } : {}),
+    ...(c?.working_dir ? { WorkingDir: c.working_dir } : {}),
+    ...(c?.hostname ? { Hostname: c.hostname } : {}),
+    ...(c?.stop_signal ? { StopSignal: c.stop_signal } : {}),
+    ...(stopTimeout !== undefined ? { StopTimeout: stopTimeout } : {}),
     Env: envKeys.map((key) => `${key}=${spec.env[key]}`),
     Labels: {
+      // The service's own first: ours win on a clash.
+      ...(c?.labels ?? {}),
       [DOCKER_LABELS.managed]: 'true',
       [DOCKER_LABELS.stackId]: stack.id,
       [DOCKER_LABELS.stackName]: stack.name,
@@ -74,18 +211,41 @@ export function createOptions(
       [DOCKER_LABELS.digest]: spec.digest,
       [DOCKER_LABELS.envKeys]: JSON.stringify(envKeys),
       ...(spec.command.length > 0 ? { [DOCKER_LABELS.commandSet]: 'true' } : {}),
+      ...(stopTimeout !== undefined ? { [DOCKER_LABELS.stopTimeout]: String(stopTimeout) } : {}),
+      ...(uncapped
+        ? {
+            [DOCKER_LABELS.uncapped]: JSON.stringify({
+              cpu: spec.cpu,
+              memory_bytes: spec.memory_bytes,
+              cpu_limit: c.cpu_limit,
+              memory_limit_bytes: c.memory_limit_bytes,
+            }),
+          }
+        : {}),
     },
     ExposedPorts: exposed,
-    NetworkingConfig: { EndpointsConfig: { [network]: { Aliases: [spec.name] } } },
+    NetworkingConfig: {
+      EndpointsConfig: {
+        [network]: { Aliases: [spec.name, ...(c?.aliases ?? []).filter((a) => a !== spec.name)] },
+      },
+    },
     HostConfig: {
       NetworkMode: network,
       PortBindings: bindings,
-      ...(spec.cpu > 0 ? { NanoCpus: Math.round(spec.cpu * 1e9) } : {}),
-      ...(spec.memory_bytes > 0 ? { Memory: spec.memory_bytes } : {}),
-      RestartPolicy: restartPolicy(spec.restart),
-      ...(host.ulimits.length > 0
-        ? { Ulimits: host.ulimits.map((u) => ({ Name: u.name, Soft: u.soft, Hard: u.hard })) }
+      // Uncapped: cpu and memory are what the service counts at in placement, not limits.
+      // Uncapped (a Compose service): cpu and memory_bytes only count; its own limits, if any, cap it.
+      ...(cpuCap > 0 ? { NanoCpus: Math.round(cpuCap * 1e9) } : {}),
+      ...(memoryCap > 0 ? { Memory: memoryCap } : {}),
+      ...(c?.memory_reservation_bytes ? { MemoryReservation: c.memory_reservation_bytes } : {}),
+      RestartPolicy: restartPolicy(spec.restart, c?.restart_max_retries ?? 0),
+      ...(ulimits.length > 0
+        ? { Ulimits: ulimits.map((u) => ({ Name: u.name, Soft: u.soft, Hard: u.hard })) }
         : {}),
+      ...(mounts.length > 0 ? { Mounts: mounts } : {}),
+      ...(c?.extra_hosts.length ? { ExtraHosts: c.extra_hosts } : {}),
+      ...(c?.init ? { Init: true } : {}),
+      ...(c?.read_only ? { ReadonlyRootfs: true } : {}),
+      ...(c?.shm_size_bytes ? { ShmSize: c.shm_size_bytes } : {}),
     },
   };
 }
@@ -150,8 +310,15 @@ function effectiveConfig(info: Docker.ContainerInspectInfo, image: ImageDefaults
   }
   ports.sort((a, b) => a.container - b.container || a.protocol.localeCompare(b.protocol) || a.host - b.host);
   const hc = info.HostConfig;
-  const cpu = hc.NanoCpus ? hc.NanoCpus / 1e9 : hc.CpuQuota && hc.CpuPeriod ? hc.CpuQuota / hc.CpuPeriod : 0;
-  return { image: info.Config.Image, command, env, ports, cpu, memory_bytes: hc.Memory ?? 0 };
+  let cpu = hc.NanoCpus ? hc.NanoCpus / 1e9 : hc.CpuQuota && hc.CpuPeriod ? hc.CpuQuota / hc.CpuPeriod : 0;
+  let memory = hc.Memory ?? 0;
+  // An uncapped service runs without limits, or with its own (Compose's) limits, by design: it is
+  // reported at what it counts at; limits other than its own, set behind our back, still show.
+  const counted = parseCounted(labels[DOCKER_LABELS.uncapped]);
+  if (counted && (cpu === 0 || Math.abs(cpu - (counted.cpu_limit ?? 0)) < 1e-9)) cpu = counted.cpu;
+  if (counted && (memory === 0 || memory === (counted.memory_limit_bytes ?? 0)))
+    memory = counted.memory_bytes;
+  return { image: info.Config.Image, command, env, ports, cpu, memory_bytes: memory };
 }
 
 export function parseEnv(entries: string[]): Record<string, string> {
@@ -161,6 +328,24 @@ export function parseEnv(entries: string[]): Record<string, string> {
     if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
   }
   return env;
+}
+
+function parseCounted(
+  label: string | undefined,
+): { cpu: number; memory_bytes: number; cpu_limit?: number; memory_limit_bytes?: number } | null {
+  if (!label) return null;
+  try {
+    const value = JSON.parse(label) as Record<string, unknown>;
+    const n = (key: string) => (typeof value[key] === 'number' ? value[key] : 0);
+    return {
+      cpu: n('cpu'),
+      memory_bytes: n('memory_bytes'),
+      cpu_limit: n('cpu_limit'),
+      memory_limit_bytes: n('memory_limit_bytes'),
+    };
+  } catch {
+    return null;
+  }
 }
 
 function parseKeys(label: string | undefined): string[] {
@@ -173,12 +358,16 @@ function parseKeys(label: string | undefined): string[] {
   }
 }
 
-function restartPolicy(restart: ServiceSpec['restart']): { Name: string; MaximumRetryCount?: number } {
+/** `maxRetries` (0: no limit) applies to on-failure, the one policy the engine counts retries for. */
+function restartPolicy(
+  restart: ServiceSpec['restart'],
+  maxRetries: number,
+): { Name: string; MaximumRetryCount?: number } {
   switch (restart) {
     case 'always':
       return { Name: 'always' };
     case 'on-failure':
-      return { Name: 'on-failure', MaximumRetryCount: 0 };
+      return { Name: 'on-failure', MaximumRetryCount: maxRetries };
     case 'never':
       return { Name: 'no' };
   }

@@ -1,4 +1,6 @@
 import { PassThrough } from 'node:stream';
+import { existsSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import Docker from 'dockerode';
 import type { Logger } from 'pino';
 import {
@@ -9,6 +11,8 @@ import {
   normalizeStatus,
   observedService,
   parseEnv,
+  scopeLabel,
+  volumesOf,
   type ImageDefaults,
   type Ulimit,
 } from './docker-containers.js';
@@ -25,7 +29,14 @@ import type {
 import { tarArchive } from './tar-archive.js';
 import { timestampNs, type LogSource } from '../log-shipper.js';
 
-export { DOCKER_LABELS, containerName, networkName, type Ulimit } from './docker-containers.js';
+export {
+  DOCKER_LABELS,
+  anonymousVolumeName,
+  containerName,
+  networkName,
+  volumeName,
+  type Ulimit,
+} from './docker-containers.js';
 
 export interface DockerDriverOptions {
   /** Unix socket of the Docker Engine API; default: `DOCKER_HOST` when it is `unix://…`, else /var/run/docker.sock. */
@@ -42,8 +53,74 @@ export interface DockerDriverOptions {
    * explicit 0.0.0.0 into DNAT rules for the literal address 0.0.0.0/32, which nothing reaches.
    */
   publishAddress?: string;
-  /** Seconds between SIGTERM and SIGKILL when a container is replaced or removed; default 10, 0 kills at once. */
+  /**
+   * Seconds between SIGTERM and SIGKILL when a container is replaced or removed; default 10, 0 kills
+   * at once. A service's own stop_grace_period wins for its containers.
+   */
   stopTimeoutSeconds?: number;
+  /**
+   * Host directories a service may bind-mount (a path inside one of them); none by default, so
+   * every bind is refused (the agent's `--allow-host-path`).
+   */
+  allowHostPaths?: string[];
+}
+
+/** One of our volumes on this node (docs/drivers.md, "Volumes"). */
+export interface VolumeInfo {
+  /** The stack's name for it; an anonymous volume's is its engine name. */
+  name: string;
+  stackId: string;
+  anonymous: boolean;
+  /** The service an anonymous volume belongs to. */
+  service?: string;
+  engineName: string;
+  createdAt: Date | null;
+  /** From the engine's disk usage; null when it does not say. */
+  sizeBytes: number | null;
+}
+
+/**
+ * Throws unless `source` is inside one of `allowed` (after resolving `..`, and symbolic links where
+ * the path exists, on both sides). `/` allows everything; nothing is allowed by default.
+ */
+export function checkHostPath(source: string, allowed: readonly string[]): void {
+  const refuse = () =>
+    new Error(
+      `bind of ${source} is refused: the agent allows host paths only under --allow-host-path directories (${
+        allowed.length > 0 ? allowed.join(', ') : 'none set'
+      })`,
+    );
+  if (!isAbsolute(source)) throw refuse();
+  const candidates = [resolve(source)];
+  const real = realIfExists(source);
+  if (real) candidates.push(real);
+  const dirs = allowed.flatMap((dir) => {
+    const real = realIfExists(dir);
+    return real ? [resolve(dir), real] : [resolve(dir)];
+  });
+  const inside = (path: string) =>
+    dirs.some((dir) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep));
+  if (!candidates.every(inside)) throw refuse();
+}
+
+/**
+ * The path with symbolic links resolved as far as it exists (the engine follows them when it
+ * mounts): the real path of its longest existing ancestor, with the rest appended.
+ */
+function realIfExists(path: string): string | undefined {
+  let head = resolve(path);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      if (existsSync(head)) return join(realpathSync(head), ...rest.reverse());
+    } catch {
+      return undefined;
+    }
+    const parent = dirname(head);
+    if (parent === head) return undefined;
+    rest.push(basename(head));
+    head = parent;
+  }
 }
 
 /** `DOCKER_HOST=unix:///path` gives /path; anything else (tcp, unset) the usual socket. */
@@ -74,6 +151,8 @@ interface Managed {
   service: string;
   digest: string;
   state: string;
+  /** The service's own stop timeout in seconds (label), else undefined: the driver's. */
+  stopTimeout: number | undefined;
 }
 
 export class DockerDriver implements Driver<Managed[]> {
@@ -84,6 +163,7 @@ export class DockerDriver implements Driver<Managed[]> {
   private readonly ulimits: Ulimit[];
   private readonly publishAddress: string;
   private readonly stopTimeout: number;
+  private readonly allowHostPaths: string[];
 
   constructor(options: DockerDriverOptions) {
     this.socketPath = options.socketPath ?? defaultDockerSocket(undefined);
@@ -92,6 +172,7 @@ export class DockerDriver implements Driver<Managed[]> {
     this.ulimits = options.ulimits ?? [];
     this.publishAddress = options.publishAddress ?? '';
     this.stopTimeout = options.stopTimeoutSeconds ?? 10;
+    this.allowHostPaths = options.allowHostPaths ?? [];
   }
 
   /** The stack's containers (any state), one list per service: leftovers of one service are removed by ensure. */
@@ -122,6 +203,47 @@ export class DockerDriver implements Driver<Managed[]> {
     } catch (err) {
       throw this.failed(stack, service, err);
     }
+  }
+
+  /** The stack's named and anonymous volumes go (by its scope label, or its stack-id label); none there is fine. */
+  async removeVolumes(stack: StackRef, ctx: StepContext): Promise<void> {
+    const volumes = await this.ourVolumes(stack);
+    for (const volume of volumes) {
+      try {
+        await this.docker.getVolume(volume.Name).remove();
+        ctx.log(`removed volume ${volume.Name}`);
+      } catch (err) {
+        if (statusCode(err) !== 404)
+          throw new Error(`volume ${volume.Name} could not be removed: ${describe(err)}`, { cause: err });
+      }
+    }
+  }
+
+  /** Our volumes on this node (all stacks'), with their sizes where the engine reports them. */
+  async listVolumes(): Promise<VolumeInfo[]> {
+    const volumes = await this.ourVolumes();
+    const df = await this.engine('disk usage', () => this.docker.df() as Promise<DiskUsage>);
+    const sizes = new Map<string, number>();
+    for (const v of df.Volumes ?? []) {
+      const size = v.UsageData?.Size;
+      if (typeof size === 'number' && size >= 0) sizes.set(v.Name, size);
+    }
+    return volumes
+      .map((v) => {
+        const labels = v.Labels ?? {};
+        const anonymous = labels[DOCKER_LABELS.anonymous] === 'true';
+        const created = (v as { CreatedAt?: string }).CreatedAt;
+        return {
+          name: labels[DOCKER_LABELS.volume] ?? v.Name,
+          stackId: labels[DOCKER_LABELS.stackId] ?? '',
+          anonymous,
+          ...(anonymous && labels[DOCKER_LABELS.service] ? { service: labels[DOCKER_LABELS.service] } : {}),
+          engineName: v.Name,
+          createdAt: created ? new Date(created) : null,
+          sizeBytes: sizes.get(v.Name) ?? null,
+        };
+      })
+      .sort((a, b) => (a.engineName < b.engineName ? -1 : a.engineName > b.engineName ? 1 : 0));
   }
 
   async observe(): Promise<ObservedService[]> {
@@ -249,6 +371,8 @@ export class DockerDriver implements Driver<Managed[]> {
     ctx: StepContext & { replace: boolean },
   ): Promise<EnsureAction> {
     const say = (line: string) => ctx.log(`${spec.name}: ${line}`);
+    // Before anything changes: a refused bind must not take the running container down.
+    for (const v of spec.volumes ?? []) if (v.type === 'bind') checkHostPath(v.source, this.allowHostPaths);
     // Prefer a running container with the desired digest; any others are leftovers.
     const ranked = [...containers].sort((a, b) => rank(b, spec.digest) - rank(a, spec.digest));
     const [current, ...extra] = ranked;
@@ -273,6 +397,8 @@ export class DockerDriver implements Driver<Managed[]> {
     }
     // The image first: a missing image must not take the running container down with it.
     await this.ensureImage(spec.image, say, ctx.signal);
+    // The volumes too: one that cannot be had (another stack's) leaves the old container running.
+    for (const volume of volumesOf(stack, spec)) await this.ensureVolume(volume.name, volume.labels, say);
     if (current) {
       say(`replacing ${current.name} (digest ${current.digest || 'none'} -> ${spec.digest})`);
       await this.removeContainer(current);
@@ -325,6 +451,65 @@ export class DockerDriver implements Driver<Managed[]> {
     }
   }
 
+  /**
+   * A volume of the stack, made on first use; one already there is reused as it is: one of the
+   * same volume scope (an earlier stack of the same owner and name, destroyed without its volumes:
+   * reattached, as `docker compose up` after `down` does), or one made by hand (no stack-id label),
+   * as Compose does, which stays when the stack's volumes are removed (they go by label). One
+   * labelled for another scope is refused.
+   */
+  private async ensureVolume(
+    name: string,
+    labels: Record<string, string>,
+    say: (line: string) => void,
+  ): Promise<void> {
+    let existing: Record<string, string> | undefined;
+    try {
+      const found = (await this.docker.getVolume(name).inspect()) as {
+        Labels?: Record<string, string> | null;
+      };
+      existing = found.Labels ?? {};
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
+    if (existing !== undefined) {
+      const owner = existing[DOCKER_LABELS.stackId] ?? '';
+      const scope = existing[DOCKER_LABELS.volumeScope];
+      if (owner === '') {
+        say(`volume ${name} was not made by the agent: using it; it is not removed with the stack`);
+        return;
+      }
+      if (owner === labels[DOCKER_LABELS.stackId]) return;
+      if (scope !== undefined && scope === labels[DOCKER_LABELS.volumeScope]) {
+        say(`volume ${name} kept from an earlier stack of this name: reattaching it with its data`);
+        return;
+      }
+      throw new Error(`volume ${name} belongs to another stack (${owner})`);
+    }
+    say(`creating volume ${name}`);
+    try {
+      await this.docker.createVolume({ Name: name, Driver: 'local', Labels: labels });
+    } catch (err) {
+      if (statusCode(err) !== 409) throw err; // made meanwhile
+    }
+  }
+
+  /** Our volumes, all or one stack's (by its volume scope when it has one, else by its id). */
+  private async ourVolumes(stack?: StackRef): Promise<Docker.VolumeInspectInfo[]> {
+    const label = [`${DOCKER_LABELS.managed}=true`];
+    const by: [string, string] | undefined = stack
+      ? stack.volumeScope
+        ? [DOCKER_LABELS.volumeScope, scopeLabel(stack)]
+        : [DOCKER_LABELS.stackId, stack.id]
+      : undefined;
+    if (by) label.push(`${by[0]}=${by[1]}`);
+    const list = await this.engine('list volumes', () => this.docker.listVolumes({ filters: { label } }));
+    // Filtered again here: an engine that ignored a filter must not make us remove another's volume.
+    return (list.Volumes ?? []).filter(
+      (v) => v.Labels?.[DOCKER_LABELS.managed] === 'true' && (by === undefined || v.Labels[by[0]] === by[1]),
+    );
+  }
+
   /** After the stack's last container: its network goes too. Gone already is fine. */
   private async removeNetwork(stack: StackRef, ctx: StepContext): Promise<void> {
     try {
@@ -345,9 +530,10 @@ export class DockerDriver implements Driver<Managed[]> {
   /** Graceful stop (SIGTERM, then SIGKILL after the timeout), then forced removal. Gone already is fine. */
   private async removeContainer(target: Managed): Promise<void> {
     const container = this.docker.getContainer(target.id);
+    const timeout = target.stopTimeout ?? this.stopTimeout;
     try {
-      if (this.stopTimeout > 0 && (target.state === 'running' || target.state === 'restarting')) {
-        await container.stop({ t: this.stopTimeout }).catch((err: unknown) => {
+      if (timeout > 0 && (target.state === 'running' || target.state === 'restarting')) {
+        await container.stop({ t: timeout }).catch((err: unknown) => {
           if (statusCode(err) !== 304) throw err; // 304: already stopped
         });
       }
@@ -399,6 +585,7 @@ export class DockerDriver implements Driver<Managed[]> {
       service: c.Labels[DOCKER_LABELS.service] ?? '',
       digest: c.Labels[DOCKER_LABELS.digest] ?? '',
       state: normalizeStatus(c.State),
+      stopTimeout: stopTimeoutLabel(c.Labels[DOCKER_LABELS.stopTimeout]),
     }));
   }
 
@@ -487,6 +674,16 @@ interface PullEvent {
   status?: string;
   error?: string;
   errorDetail?: { message?: string };
+}
+
+/** What `/system/df` says of volumes (dockerode types it `any`). */
+interface DiskUsage {
+  Volumes?: { Name: string; UsageData?: { Size?: number } | null }[] | null;
+}
+
+function stopTimeoutLabel(label: string | undefined): number | undefined {
+  const seconds = Number(label);
+  return label && Number.isInteger(seconds) && seconds > 0 ? seconds : undefined;
 }
 
 function groupByService(containers: Managed[]): Map<string, Managed[]> {

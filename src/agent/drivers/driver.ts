@@ -8,11 +8,13 @@
  * the agent has already checked a value.
  */
 import type {
+  ContainerOptionsMsg,
   EffectiveConfigMsg,
   HealthCheckSpecMsg,
   PortSpecMsg,
   ServiceResultMsg,
   ServiceSpecMsg,
+  VolumeMountMsg,
 } from '../../contracts/agent-protocol/index.js';
 
 export interface PortSpec extends Omit<PortSpecMsg, 'protocol'> {
@@ -22,19 +24,43 @@ export interface PortSpec extends Omit<PortSpecMsg, 'protocol'> {
 export type HealthCheckSpec = HealthCheckSpecMsg;
 
 /**
+ * Storage mounted into a service (docs/drivers.md, "Volumes"): `volume` with a source is one of the
+ * stack's named volumes, without one an anonymous volume; `bind` a host path; `tmpfs` memory.
+ */
+export interface VolumeMount extends Omit<VolumeMountMsg, 'type'> {
+  type: 'volume' | 'bind' | 'tmpfs';
+}
+
+/** Docker-only container settings (docs/drivers.md, "Container options"). */
+export type ContainerOptions = ContainerOptionsMsg;
+
+/**
  * One service as a driver receives it: the proto `ServiceSpec`, with `env` already resolved
  * (`${NAME}` references replaced from the agent's environment). `digest` is the service's
  * configuration digest computed by the service; drivers keep it as a label or marker.
  */
-export interface ServiceSpec extends Omit<ServiceSpecMsg, 'ports' | 'restart'> {
+export interface ServiceSpec extends Omit<ServiceSpecMsg, 'ports' | 'restart' | 'volumes' | 'container'> {
   ports: PortSpec[];
   restart: 'always' | 'on-failure' | 'never';
+  /** Absent: none. */
+  volumes?: VolumeMount[];
+  /** Absent or null: the engine's defaults. */
+  container?: ContainerOptions | null;
 }
 
 export interface StackRef {
   id: string;
   name: string;
+  /**
+   * What the stack's volumes are named by (JobCommand.volume_scope: 12 hex digits the service
+   * derives from the stack's owner and name), so a stack destroyed without its volumes and made
+   * again finds them, as `docker compose down` then `up` does. Absent: the stack id's first 12.
+   */
+  volumeScope?: string;
 }
+
+/** What `stack`'s volumes are named by: its volume scope, else its id (docs/drivers.md, "Volumes"). */
+export const volumeKey = (stack: StackRef): string => stack.volumeScope ?? stack.id;
 
 export type ServiceAction = 'created' | 'replaced' | 'unchanged' | 'started' | 'removed' | 'kept' | 'failed';
 
@@ -92,6 +118,8 @@ export interface ApplyContext extends StepContext {
    * are not waited for (an agent restoring its stacks at start, a cleanup's revert).
    */
   conditions?: StartConditionHooks;
+  /** destroyStack only: remove the stack's volumes too once its services are gone. */
+  deleteVolumes?: boolean;
 }
 
 /** What a dependency's health check says when a dependant waits for it. */
@@ -139,6 +167,11 @@ export interface Driver<Found = unknown> {
   ): Promise<EnsureAction>;
   /** Removes one service; one already gone counts as removed. Throws when it cannot. */
   remove(stack: StackRef, name: string, found: Found, ctx: StepContext): Promise<void>;
+  /**
+   * Removes the stack's volumes (named and anonymous) from this node; call it once the stack's
+   * services are gone. None there is fine. Throws when one cannot be removed.
+   */
+  removeVolumes(stack: StackRef, ctx: StepContext): Promise<void>;
   /** Everything on this node that carries our stack markers, desired or not. */
   observe(): Promise<ObservedService[]>;
   /** One service's state (null when it is not there): what `observe` says of it, cheaper. */

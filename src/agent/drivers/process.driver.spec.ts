@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApplyContext, ServiceSpec } from './driver.js';
 import { HealthChecker } from '../health-checker.js';
-import { ProcessDriver } from './process.driver.js';
+import { ProcessDriver, volumeEnvName } from './process.driver.js';
 import { destroyStack, reconcile } from './reconcile.js';
 
 const ctx = (): ApplyContext => ({ signal: new AbortController().signal, log: () => undefined });
@@ -198,5 +198,114 @@ describe('process driver', () => {
     } finally {
       health.close();
     }
+  });
+
+  it('gives a named volume as a directory in STACK_VOLUME_<NAME>, kept across replace and destroy until delete_volumes', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'so-process-driver-'));
+    driver = new ProcessDriver(dir, pino({ level: 'silent' }));
+    expect(volumeEnvName('app-data.v2')).toBe('STACK_VOLUME_APP_DATA_V2');
+    const volumes = [
+      { type: 'volume' as const, source: 'app-data', target: '/data', read_only: false, size_bytes: 0 },
+    ];
+    const volumeDir = join(dir, 'volumes', stack.id, 'app-data');
+    // Writes the directory it was given into it, then a line per start.
+    const writer = (digest: string) =>
+      spec(
+        'writer',
+        [
+          'sh',
+          '-c',
+          'echo "$STACK_VOLUME_APP_DATA" > "$STACK_VOLUME_APP_DATA/where"; echo start >> "$STACK_VOLUME_APP_DATA/starts"; exec sleep 30',
+        ],
+        {
+          digest,
+          volumes,
+        },
+      );
+    const starts = () =>
+      existsSync(join(volumeDir, 'starts')) ? readFileSync(join(volumeDir, 'starts'), 'utf8') : '';
+
+    expect(await reconcile(driver, stack, [writer('sha256:w-1')], ctx())).toMatchObject([
+      { action: 'created', ok: true },
+    ]);
+    await until(() => starts() === 'start\n');
+    expect(readFileSync(join(volumeDir, 'where'), 'utf8')).toBe(`${volumeDir}\n`);
+    expect(statSync(volumeDir).mode & 0o777).toBe(0o700);
+
+    // A new digest replaces the process; the directory and what is in it stay.
+    expect(await reconcile(driver, stack, [writer('sha256:w-2')], ctx())).toMatchObject([
+      { action: 'replaced', ok: true },
+    ]);
+    await until(() => starts() === 'start\nstart\n');
+
+    // A destroy without delete_volumes keeps it; a new deployment finds it again.
+    await destroyStack(driver, stack, ctx());
+    expect(existsSync(join(dir, 'services', stack.id))).toBe(false);
+    expect(starts()).toBe('start\nstart\n');
+    await reconcile(driver, stack, [writer('sha256:w-2')], ctx());
+    await until(() => starts() === 'start\nstart\nstart\n');
+
+    // With delete_volumes it goes.
+    await destroyStack(driver, stack, { ...ctx(), deleteVolumes: true });
+    expect(existsSync(join(dir, 'volumes', stack.id))).toBe(false);
+  });
+
+  it('refuses binds, tmpfs, anonymous and read-only volumes and container options, but ignores uncapped', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'so-process-driver-'));
+    driver = new ProcessDriver(dir, pino({ level: 'silent' }));
+    const mount = (type: 'volume' | 'bind' | 'tmpfs', source: string, read_only = false) => ({
+      volumes: [{ type, source, target: '/data', read_only, size_bytes: 0 }],
+    });
+    const container = (over: Record<string, unknown>) => ({
+      container: {
+        entrypoint: [],
+        entrypoint_set: false,
+        user: '',
+        working_dir: '',
+        hostname: '',
+        labels: {},
+        aliases: [],
+        extra_hosts: [],
+        stop_signal: '',
+        stop_grace_period_ms: 0,
+        init: false,
+        read_only: false,
+        shm_size_bytes: 0,
+        ulimits: [],
+        expose: [],
+        memory_reservation_bytes: 0,
+        restart_max_retries: 0,
+        uncapped: false,
+        cpu_limit: 0,
+        memory_limit_bytes: 0,
+        ...over,
+      },
+    });
+    const results = await reconcile(
+      driver,
+      stack,
+      [
+        spec('bind', ['sleep', '30'], mount('bind', '/srv')),
+        spec('tmpfs', ['sleep', '30'], mount('tmpfs', '')),
+        spec('anon', ['sleep', '30'], mount('volume', '')),
+        spec('ro', ['sleep', '30'], mount('volume', 'data', true)),
+        spec('user', ['sleep', '30'], container({ user: 'nobody', init: true })),
+        spec('uncapped', ['sleep', '30'], container({ uncapped: true })),
+      ],
+      ctx(),
+    );
+    expect(results.map((r) => [r.name, r.ok, r.error])).toEqual([
+      ['bind', false, 'the process driver mounts nothing: bind mount at /data needs a docker worker'],
+      ['tmpfs', false, 'the process driver mounts nothing: tmpfs mount at /data needs a docker worker'],
+      ['anon', false, 'the process driver has no anonymous volumes (/data); use a named volume'],
+      ['ro', false, 'the process driver cannot make volume data read-only; place it on a docker worker'],
+      [
+        'user',
+        false,
+        'the process driver has no container options (user, init); place it on a docker worker',
+      ],
+      ['uncapped', true, ''],
+    ]);
+    await destroyStack(driver, stack, ctx());
   });
 });

@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 import type { OutputStream } from '../../contracts/agent-protocol/index.js';
 import { PRIVATE_FILE_MODE } from '../../contracts/private-files.js';
 import type {
+  ContainerOptions,
   Driver,
   EnsureAction,
   ExecResult,
@@ -25,6 +26,7 @@ import type {
   StackRef,
   StepContext,
 } from './driver.js';
+import { volumeKey } from './driver.js';
 
 /** How long a stopping service gets between SIGTERM and SIGKILL. */
 const STOP_GRACE_MS = 5000;
@@ -69,6 +71,36 @@ interface Supervised {
 
 const key = (stackId: string, name: string) => `${stackId}/${name}`;
 
+/** A volume name that is one directory name (Compose's `[a-zA-Z0-9][a-zA-Z0-9_.-]*`). */
+const VOLUME_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/** `STACK_VOLUME_<NAME>`: the volume's name upper-cased, every character outside A-Z0-9 as `_`. */
+export function volumeEnvName(volume: string): string {
+  return `STACK_VOLUME_${volume.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
+
+/** The container options a process cannot honour that `c` sets (uncapped is ignored: limits stay). */
+function containerOptionsSet(c: ContainerOptions): string[] {
+  const set: string[] = [];
+  if (c.entrypoint_set) set.push('entrypoint');
+  if (c.user) set.push('user');
+  if (c.working_dir) set.push('working_dir');
+  if (c.hostname) set.push('hostname');
+  if (Object.keys(c.labels ?? {}).length > 0) set.push('labels');
+  if (c.aliases?.length) set.push('aliases');
+  if (c.extra_hosts?.length) set.push('extra_hosts');
+  if (c.stop_signal) set.push('stop_signal');
+  if (c.stop_grace_period_ms) set.push('stop_grace_period');
+  if (c.init) set.push('init');
+  if (c.read_only) set.push('read_only');
+  if (c.shm_size_bytes) set.push('shm_size');
+  if (c.ulimits?.length) set.push('ulimits');
+  if (c.expose?.length) set.push('expose');
+  if (c.memory_reservation_bytes) set.push('memory_reservation');
+  if (c.restart_max_retries) set.push('restart_max_retries');
+  return set;
+}
+
 /**
  * Runs services as child processes of the agent: the argument list without a shell, the service's
  * environment plus the agent's PATH (nothing else of the agent's environment), in its own process
@@ -97,7 +129,20 @@ export class ProcessDriver implements Driver<Supervised> {
     return Promise.resolve(found);
   }
 
-  /** Stops the service's process group; the stack's directory goes with its last service. */
+  /** The stack's volume directories go (volumes/<volume scope or stack id>/); none there is fine. */
+  removeVolumes(stack: StackRef, ctx: StepContext): Promise<void> {
+    const dir = this.volumesDir(volumeKey(stack));
+    if (existsSync(dir)) {
+      rmSync(dir, { recursive: true, force: true });
+      ctx.log(`removed the stack's volume directories ${dir}`);
+    }
+    return Promise.resolve();
+  }
+
+  /**
+   * Stops the service's process group; the stack's directory goes with its last service (its
+   * volumes, in volumes/, stay until removeVolumes).
+   */
   async remove(stack: StackRef, name: string, s: Supervised, ctx: StepContext): Promise<void> {
     ctx.log(`${name}: stopping`);
     await this.stop(s);
@@ -202,6 +247,25 @@ export class ProcessDriver implements Driver<Supervised> {
     // Only the monitoring stack's containers carry files; a process has no file system of its own.
     if (spec.files?.length)
       throw new Error('the process driver does not put files in place; place it on a docker worker');
+    for (const v of spec.volumes ?? []) {
+      if (v.type !== 'volume')
+        throw new Error(
+          `the process driver mounts nothing: ${v.type} mount at ${v.target} needs a docker worker`,
+        );
+      if (!v.source)
+        throw new Error(`the process driver has no anonymous volumes (${v.target}); use a named volume`);
+      if (!VOLUME_NAME.test(v.source))
+        throw new Error(`volume name ${JSON.stringify(v.source)} is not valid`);
+      if (v.read_only)
+        throw new Error(
+          `the process driver cannot make volume ${v.source} read-only; place it on a docker worker`,
+        );
+    }
+    const options = spec.container ? containerOptionsSet(spec.container) : [];
+    if (options.length > 0)
+      throw new Error(
+        `the process driver has no container options (${options.join(', ')}); place it on a docker worker`,
+      );
     if (existing && existing.spec.digest === spec.digest && !ctx.replace) {
       existing.spec = spec; // health check settings may differ without a new digest
       if (
@@ -224,6 +288,11 @@ export class ProcessDriver implements Driver<Supervised> {
     } else ctx.log(`${spec.name}: starting ${spec.command[0]}`);
     const dir = this.stackDir(stack.id);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    for (const v of spec.volumes ?? []) {
+      const path = join(this.volumesDir(volumeKey(stack)), v.source);
+      if (!existsSync(path)) ctx.log(`${spec.name}: creating volume directory ${path}`);
+      mkdirSync(path, { recursive: true, mode: 0o700 });
+    }
     const s: Supervised = {
       stack,
       spec,
@@ -261,7 +330,7 @@ export class ProcessDriver implements Driver<Supervised> {
     try {
       child = spawn(file, args, {
         cwd: this.stackDir(s.stack.id),
-        env: { PATH: this.path, ...s.spec.env },
+        env: { PATH: this.path, ...s.spec.env, ...this.volumeEnv(s) },
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
       });
@@ -396,6 +465,19 @@ export class ProcessDriver implements Driver<Supervised> {
 
   private stackDir(stackId: string): string {
     return join(this.dataDir, 'services', stackId.replace(/[^A-Za-z0-9-]/g, ''));
+  }
+
+  /** `<data dir>/volumes/<stack id>`: the stack's named volumes, one directory each. */
+  private volumesDir(key: string): string {
+    return join(this.dataDir, 'volumes', key.replace(/[^A-Za-z0-9-]/g, ''));
+  }
+
+  /** STACK_VOLUME_<NAME> for each of the service's volumes: the path of its directory. */
+  private volumeEnv(s: Supervised): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const v of s.spec.volumes ?? [])
+      env[volumeEnvName(v.source)] = join(this.volumesDir(volumeKey(s.stack)), v.source);
+    return env;
   }
 
   /** Processes a previous agent left behind (it was killed): stop them before applying again. */

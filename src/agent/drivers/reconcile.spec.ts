@@ -9,7 +9,7 @@ import type {
   StackRef,
   StartConditionHooks,
 } from './driver.js';
-import { NOT_REACHED, destroyStack, reconcile } from './reconcile.js';
+import { NOT_REACHED, VolumesNotRemovedError, destroyStack, reconcile } from './reconcile.js';
 
 const stack: StackRef = { id: '0d9c6a4e-2b1f-4c3a-8e7d-5f6a7b8c9d0e', name: 'unit' };
 
@@ -39,6 +39,7 @@ class FakeDriver implements Driver<string> {
   /** Called after each ensure or remove, e.g. to cancel the job mid-way. */
   after: (name: string) => void = () => undefined;
   unreachable = false;
+  volumesFail = false;
 
   list(): Promise<Map<string, string>> {
     if (this.unreachable) return Promise.reject(new Error('runtime unreachable'));
@@ -67,6 +68,11 @@ class FakeDriver implements Driver<string> {
     this.running.delete(name);
     this.after(name);
     return this.failing.has(name) ? Promise.reject(new Error(`${name} would not stop`)) : Promise.resolve();
+  }
+
+  removeVolumes(): Promise<void> {
+    this.calls.push('remove volumes');
+    return this.volumesFail ? Promise.reject(new Error('volume in use')) : Promise.resolve();
   }
 
   observe() {
@@ -412,5 +418,38 @@ describe('reconcile', () => {
       ]);
       expect(driver.calls).toEqual(['ensure migrate', 'ensure api']);
     });
+  });
+
+  it('keeps the volumes on a destroy unless asked, then removes them after the services', async () => {
+    const driver = new FakeDriver();
+    driver.running.set('a', 'sha256:a');
+    await destroyStack(driver, stack, context().ctx);
+    expect(driver.calls).toEqual(['remove a']);
+    driver.running.set('a', 'sha256:a');
+    driver.calls.length = 0;
+    expect(rows(await destroyStack(driver, stack, context({ deleteVolumes: true }).ctx))).toEqual([
+      ['a', 'removed', true],
+    ]);
+    expect(driver.calls).toEqual(['remove a', 'remove volumes']);
+  });
+
+  it('keeps the volumes when a service could not be removed, and throws with the rows when they fail', async () => {
+    const driver = new FakeDriver();
+    driver.running.set('a', 'sha256:a');
+    driver.failing = new Set(['a']);
+    const { ctx, lines } = context({ deleteVolumes: true });
+    await destroyStack(driver, stack, ctx);
+    expect(driver.calls).toEqual(['remove a']);
+    expect(lines).toContain('volumes kept: not every service was removed');
+
+    driver.failing = new Set();
+    driver.volumesFail = true;
+    driver.running.set('a', 'sha256:a');
+    const failed = await destroyStack(driver, stack, context({ deleteVolumes: true }).ctx).catch(
+      (err: unknown) => err,
+    );
+    expect(failed).toBeInstanceOf(VolumesNotRemovedError);
+    expect((failed as VolumesNotRemovedError).message).toBe('volumes: volume in use');
+    expect(rows((failed as VolumesNotRemovedError).results)).toEqual([['a', 'removed', true]]);
   });
 });

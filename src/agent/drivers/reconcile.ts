@@ -168,13 +168,42 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Removes every service of the stack from this node (`keep` does not apply: the stack goes). */
-export function destroyStack<Found>(
+/** destroyStack's services went, its volumes could not: `results` are the services' rows. */
+export class VolumesNotRemovedError extends Error {
+  constructor(
+    message: string,
+    readonly results: ServiceResult[],
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Removes every service of the stack from this node (`keep` does not apply: the stack goes). Its
+ * volumes stay unless `ctx.deleteVolumes`: then they go once every service is gone (a failed
+ * removal or a cancellation keeps them, logged); a volume that cannot be removed throws
+ * VolumesNotRemovedError with the services' rows.
+ */
+export async function destroyStack<Found>(
   driver: Driver<Found>,
   stack: StackRef,
   ctx: ApplyContext,
 ): Promise<ServiceResult[]> {
-  return reconcile(driver, stack, [], { ...ctx, keep: undefined, replace: undefined });
+  const results = await reconcile(driver, stack, [], { ...ctx, keep: undefined, replace: undefined });
+  if (!ctx.deleteVolumes) return results;
+  if (ctx.signal.aborted || results.some((r) => !r.ok)) {
+    ctx.log('volumes kept: not every service was removed');
+    return results;
+  }
+  try {
+    await driver.removeVolumes(stack, { log: (line) => ctx.log(line), signal: ctx.signal });
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    ctx.log(`volumes: failed: ${error}`);
+    throw new VolumesNotRemovedError(`volumes: ${error}`, results, { cause: err });
+  }
+  return results;
 }
 
 async function attempt(name: string, run: Step['run'], ctx: ApplyContext): Promise<ServiceResult> {

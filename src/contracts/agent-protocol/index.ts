@@ -94,6 +94,8 @@ export interface HelloMsg {
   memory_bytes: number;
   active_job_ids: string[];
   probe_port: number;
+  /** Absent from older agents: none. */
+  allowed_host_paths?: string[];
 }
 
 export interface HeartbeatMsg {
@@ -241,6 +243,8 @@ export interface JobCommandMsg {
   log_push_url?: string;
   /** destroy only: remove the stack's volumes too. */
   delete_volumes?: boolean;
+  /** 12 hex digits the stack's volumes are named by; empty or absent: the stack id's. */
+  volume_scope?: string;
 }
 
 export interface CancelJobMsg {

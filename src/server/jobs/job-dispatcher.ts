@@ -9,6 +9,7 @@ import { JobLifecycle } from './job-lifecycle.js';
 import { openSealedFiles } from './job-secrets.js';
 import { JobsRepository } from './jobs.repository.js';
 import { place, type PlacementCandidate } from './placement.js';
+import { volumeScope } from '../stacks/volume-scope.js';
 
 /** Jobs taken from the queue per dispatcher round. */
 const CLAIM_BATCH = 200;
@@ -203,6 +204,7 @@ export class JobDispatcher implements OnModuleInit, OnModuleDestroy {
         replace: job.payload.command.replace ?? [],
         log_push_url: job.payload.command.log_push_url ?? '',
         delete_volumes: job.payload.command.delete_volumes ?? false,
+        volume_scope: volumeScope(job.owner, job.stackName),
       };
       // Only a definition stored before the size limits can be this big; sending it would end
       // the agent's stream (and leave every stack of the node unknown), so the job fails instead.
