@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark, each printing a markdown table. Record results in docs/benchmarks.md.
 import { cpus, totalmem } from 'node:os';
 import { agentsBench } from './agents.mjs';
+import { composeBench } from './compose.mjs';
 import { dispatchBench } from './dispatch.mjs';
 import { enrollBench } from './enroll.mjs';
 import { idleMemoryBench } from './idle-memory.mjs';
@@ -34,6 +35,7 @@ const benches = {
   mcp: mcpBench,
   'metric-remote-write': metricRemoteWriteBench,
   'metric-store': metricStoreBench,
+  compose: composeBench,
 };
 
 console.log(`# stack-orchestrator benchmarks, ${new Date().toISOString()}`);

@@ -226,10 +226,60 @@ describe('stackctl stacks, jobs and drift against the running service and a real
     expect(atLimit.stderr).toMatch(/\((invalid_yaml|validation_failed), request \S+\)/);
   });
 
+  it('takes Compose files with --name, --var, --env-file and --profiles, and exports them', async () => {
+    const compose = file(
+      'compose.yaml',
+      'services:\n  web:\n    image: nginx:1.27\n    environment: { GREETING: "${GREETING:?say hello}", TOKEN: "${TOKEN}" }\n    container_name: w\n  debug:\n    image: busybox\n    profiles: [debug]\n',
+    );
+    const envFile = file('.env', '# comment\nexport GREETING="hi there"\nTOKEN=from-env-file # trailing\n');
+    const valid = ok(
+      await cli(
+        'stacks',
+        'validate',
+        '--file',
+        compose,
+        '--name',
+        'cli-compose',
+        '--env-file',
+        envFile,
+        '--profiles',
+        'debug',
+      ),
+    );
+    expect(valid.split('\n')[0]).toBe(
+      'valid (compose): stack kit basement-kit, variant default, services debug, web',
+    );
+    expect(valid).toContain('services.web.container_name');
+    // --var wins over the file, as the later source.
+    const created = jsonOf<StackJson & { id: string; format: string }>(
+      await cli(
+        '--json',
+        'stacks',
+        'create',
+        '--file',
+        compose,
+        '--name',
+        'cli-compose',
+        '--env-file',
+        envFile,
+        '--var',
+        'TOKEN=from-var',
+      ),
+    );
+    expect(created).toMatchObject({ name: 'cli-compose', format: 'compose', services: ['web'] });
+    const exported = ok(await cli('stacks', 'export', created.id, '--format', 'compose'));
+    expect(exported).toContain('GREETING: hi there');
+    expect(exported).toContain('TOKEN: from-var');
+    const missing = await cli('stacks', 'validate', '--file', compose, '--name', 'cli-compose');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('say hello');
+    ok(await cli('stacks', 'delete', created.id, '--delete-volumes', '--wait'));
+  });
+
   it('stacks validate: "valid" with warnings, or each error as line:column path [category] message', async () => {
     const good = ok(await cli('stacks', 'validate', '--file', file('good.yaml', VALID_WITH_WARNING)));
     expect(good).toBe(
-      'valid: stack kit basement-kit, variant default, services web\n' +
+      'valid (stack): stack kit basement-kit, variant default, services web\n' +
         '1 warning:\n' +
         '  7:5 services.web.flavour\\u001b[31m [invalid_value] unknown key "flavour\\u001b[31m" is ignored\n',
     );

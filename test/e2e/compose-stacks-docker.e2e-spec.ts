@@ -145,6 +145,19 @@ describe('a Compose stack with volumes and start conditions on a real docker age
     // the one-shot's output in the shared volume is there because web waited for it.
     expect(await httpGet(port, '/')).toEqual({ status: 200, text: 'hello compose' });
     expect(await httpGet(port, '/seed/word')).toEqual({ status: 200, text: 'seeded-abc\n' });
+    // The one-shot is stopped, as it should be: the stack is healthy and in sync all the same.
+    await eventually(
+      async () => (await api.get(`/stacks/${stackId}/health`)).body.overall === 'healthy',
+      30_000,
+    );
+    const health = (await api.get(`/stacks/${stackId}/health`)).body as {
+      services: { name: string; status: string }[];
+    };
+    expect(health.services.find((s) => s.name === 'seed')?.status).toBe('stopped');
+    await eventually(
+      async () => (await api.get(`/stacks/${stackId}/drift`)).body.status === 'in_sync',
+      30_000,
+    );
 
     // web was created only once db was healthy: after db's container had started.
     const started = async (service: string) =>

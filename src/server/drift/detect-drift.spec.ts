@@ -60,6 +60,25 @@ describe('drift detection', () => {
     expect(detectDrift([web()], [running(web(), { running: false, status: 'restarting' })])).toEqual([]);
   });
 
+  it('a one-shot that completed (restart never, exit 0, waited for by service_completed_successfully) is no drift', () => {
+    const seed = web({ name: 'seed', restart: 'never' });
+    const app = web({
+      name: 'app',
+      depends_on: ['seed'],
+      start_conditions: {
+        seed: { condition: 'service_completed_successfully', required: true, restart: false },
+      },
+    });
+    const done = running(seed, { running: false, status: 'exited', exit_code: 0 });
+    expect(detectDrift([seed, app], [done, running(app)])).toEqual([]);
+    // Failed, or nobody waits for it to complete: it is missing as before.
+    const failed = running(seed, { running: false, status: 'exited', exit_code: 3 });
+    expect(detectDrift([seed, app], [failed, running(app)])).toMatchObject([
+      { resource: 'seed', kind: 'missing' },
+    ]);
+    expect(detectDrift([seed], [done])).toMatchObject([{ resource: 'seed', kind: 'missing' }]);
+  });
+
   it('modified: one item per differing field, with desired and actual', () => {
     const state = running(web());
     state.actual = {

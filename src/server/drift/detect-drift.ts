@@ -1,3 +1,4 @@
+import { completedOneShot } from '../stacks/stack-health.js';
 import { commandDigest, envDigest } from '../../contracts/agent-protocol/config-digest.js';
 import type { ServiceStateMsg } from '../../contracts/agent-protocol/index.js';
 import type { DriftKind } from '../../contracts/api/drift.js';
@@ -76,6 +77,8 @@ export function detectDrift(desired: ServiceDefinition[], reported: ServiceState
   const byName = new Map(reported.map((r) => [r.name, r]));
   for (const service of desired) {
     const state = byName.get(service.name);
+    // A one-shot that completed (restart never, exit 0, waited for with service_completed_successfully) is as desired.
+    if (completedOneShot(service, desired, state)) continue;
     if (!state || (!state.running && state.status !== 'restarting' && state.status !== 'starting')) {
       findings.push({
         resource: service.name,

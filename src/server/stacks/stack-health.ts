@@ -54,3 +54,18 @@ export function overallHealth(services: ServiceHealthView[]): StackHealthView['o
   if (healthy === 0) return 'unhealthy';
   return 'degraded';
 }
+
+/**
+ * A one-shot that did its job: a service with restart `never` that another service waits for with
+ * `service_completed_successfully`, reported exited with code 0. It is stopped as it should be:
+ * neither drift (missing) nor a degraded stack.
+ */
+export function completedOneShot(
+  service: { name: string; restart: string },
+  all: readonly { start_conditions?: Record<string, { condition: string }> }[],
+  state: ServiceStateMsg | undefined,
+): boolean {
+  if (service.restart !== 'never' || !state || state.running || state.status !== 'exited') return false;
+  if (state.exit_code !== 0) return false;
+  return all.some((s) => s.start_conditions?.[service.name]?.condition === 'service_completed_successfully');
+}

@@ -36,7 +36,7 @@ import { stackVolumesLost } from './stacks.errors.js';
 import { StackRevisionEntity } from './entities/stack-revision.entity.js';
 import { StackEntity } from './entities/stack.entity.js';
 import { destroyPayload, provisionPayload } from './service-spec.js';
-import { overallHealth, serviceHealth } from './stack-health.js';
+import { completedOneShot, overallHealth, serviceHealth } from './stack-health.js';
 import { StackPublishing, type FinishedStack } from './stack-publishing.js';
 import { StackReportsService } from './stack-reports.service.js';
 import {
@@ -462,15 +462,20 @@ export class StacksService implements StackJobHooks, OnModuleInit, OnModuleDestr
     const definition = (await this.repository.revision(stack.id, revision))?.definition;
     const report = stack.workerId ? this.reports.reportOf(stack.workerId) : undefined;
     const now = new Date();
-    const services = (definition?.services ?? []).map((s) => {
+    const all = definition?.services ?? [];
+    const completed = new Set<string>();
+    const services = all.map((s) => {
       const state = report?.services.find((r) => r.stack_id === stack.id && r.name === s.name);
+      if (completedOneShot(s, all, state)) completed.add(s.name);
       // A service the agent should run (it holds the stack) but does not report is missing.
       const knows = report?.stackIds.has(stack.id) ? true : null;
       return serviceHealth(s.name, s.health_check !== null, state, knows, now);
     });
+    // A one-shot that completed is stopped as it should be: it does not degrade the stack.
+    const counted = services.filter((s) => !completed.has(s.name));
     return {
       stack_id: stack.id,
-      overall: overallHealth(services),
+      overall: counted.length === 0 && services.length > 0 ? 'healthy' : overallHealth(counted),
       services,
       worker_id: stack.workerId,
       reported_at: report?.at.toISOString() ?? null,
