@@ -128,8 +128,26 @@ describe('hostile input', () => {
       ['huge revision', get(`/stacks/${id}/revisions/${'9'.repeat(20)}`), [400, 404]],
       ['revision that is not a number', get(`/stacks/${id}/revisions/abc`), [400]],
       [
+        // JSON is the {definition, variables, profiles} body (docs/compose.md): a stack itself is not.
         'stack as JSON',
         t.http.post('/api/v1/orchestrator/stacks').set('Authorization', auth).send({ name: 'x' }),
+        [422],
+      ],
+      [
+        'variables that are not strings',
+        t.http
+          .post('/api/v1/orchestrator/stacks')
+          .set('Authorization', auth)
+          .send({ definition: 'services: {a: {image: busybox}}', variables: { A: 1, 'B C': 'x' } }),
+        [422],
+      ],
+      [
+        'a definition as plain text',
+        t.http
+          .post('/api/v1/orchestrator/stacks')
+          .set('Authorization', auth)
+          .set('Content-Type', 'text/plain')
+          .send('name: x'),
         [415],
       ],
       [
