@@ -316,10 +316,10 @@ async function deployRows() {
       throw new Error('the agent did not connect');
     })();
     for (let round = 0; round < ROUNDS; round++) {
-      const port = 21000 + round;
-      const source = fiveServices(port);
+      // Each its own port: the two stacks run side by side until the round ends.
+      const source = fiveServices(21000 + round);
       const file = join(dir, `compose-${round}.yaml`);
-      writeFileSync(file, source);
+      writeFileSync(file, fiveServices(21100 + round));
       // Alternated, so neither always runs on a warmer engine.
       if (round % 2 === 0) {
         ours.push(await orchestratorUp(service, token, workerReady, source, round));
