@@ -17,6 +17,24 @@ const msg = (over: Partial<ServiceSpecMsg> = {}): ServiceSpecMsg => ({
 });
 
 describe('resolveServices', () => {
+  it("keeps a port's node address, so 127.0.0.1:8080:80 is published on loopback only", () => {
+    const [spec] = resolveServices(
+      [
+        msg({
+          ports: [
+            { container: 80, host: 8080, protocol: 'tcp', address: '127.0.0.1' },
+            { container: 81, host: 8081, protocol: 'udp' },
+          ],
+        }),
+      ],
+      {},
+    );
+    expect(spec.ports).toEqual([
+      { container: 80, host: 8080, protocol: 'tcp', address: '127.0.0.1' },
+      { container: 81, host: 8081, protocol: 'udp' },
+    ]);
+  });
+
   it('passes volumes and container options on, and defaults them for specs without them', () => {
     const container = {
       entrypoint: [],

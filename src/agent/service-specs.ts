@@ -34,6 +34,8 @@ export function resolveServices(
         container: p.container,
         host: p.host,
         protocol: p.protocol === 'udp' ? 'udp' : 'tcp',
+        // The node address to publish on: dropped here, `127.0.0.1:8080:80` was published on every interface.
+        ...(p.address ? { address: p.address } : {}),
       })),
       cpu: s.cpu,
       memory_bytes: s.memory_bytes,

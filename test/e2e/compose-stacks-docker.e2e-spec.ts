@@ -154,6 +154,7 @@ describe('a Compose stack with volumes and start conditions on a real docker age
       services: { name: string; status: string }[];
     };
     expect(health.services.find((s) => s.name === 'seed')?.status).toBe('stopped');
+    // In sync: the one-shot is not missing, and web's loopback-only port is published on loopback.
     await eventually(
       async () => (await api.get(`/stacks/${stackId}/drift`)).body.status === 'in_sync',
       30_000,
